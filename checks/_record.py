@@ -1,0 +1,27 @@
+"""Turn a gate result into a blocking check result and remember it in the warehouse."""
+
+from __future__ import annotations
+
+import json
+
+import dagster as dg
+
+from curation.gates import GateResult, record_gate
+from curation.warehouse import Warehouse
+
+UPSTREAM = "upstream"
+
+
+def to_check_result(
+    context: dg.AssetCheckExecutionContext, warehouse: Warehouse, batch_id: str, result: GateResult, digest: str = UPSTREAM
+) -> dg.AssetCheckResult:
+    """Record the gate (keyed by the content it judged) and report counts/rates only."""
+    record_gate(warehouse, batch_id, digest, result, context.run.run_id)
+    metadata = {
+        k: (dg.MetadataValue.json(json.loads(json.dumps(v, default=str))) if isinstance(v, dict | list) else v)
+        for k, v in result.detail.items()
+        if v is not None
+    }
+    if digest != UPSTREAM:
+        metadata["content_digest"] = digest[:16]
+    return dg.AssetCheckResult(passed=result.passed, severity=dg.AssetCheckSeverity.ERROR, metadata=metadata)

@@ -1,0 +1,364 @@
+"""The dataset card: a Hugging Face README (YAML front matter + Markdown) with the release evidence.
+
+The card states what was done to the data and how well it worked: the redaction convention
+verbatim, detectors and thresholds, validation next to held-out metrics, the residual audit with
+its confidence bound, the gates, and the limits. It never names a private value, and
+:func:`assert_card_clean` checks that before the card ships.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath, PureWindowsPath
+from typing import Any
+
+import yaml
+
+from curation.audit import find_known_values
+
+SURROGATE_KEY_NOTE = "surrogate key: held by the supplier, not delivered"
+METRICS = (("tpr", "TPR"), ("fpr", "FPR"), ("precision", "Precision"), ("f1", "F1"), ("auroc", "AUROC"))
+LIMITATIONS = (
+    (
+        "No formal privacy guarantee: detection and surprise masking reduce, but do not rule out, residual "
+        "private information. Treat the data as pseudonymized, not anonymized."
+    ),
+    (
+        "Masked tokens still teach through context: loss masking removes a span from the loss, not from the "
+        "context the model reads, and surrounding text can reveal what was masked."
+    ),
+    (
+        "Surprise masking also masks useful but unfamiliar text (rare words, identifiers, code), so some "
+        "non-private content is lost; the collateral rate above measures how much on validation data."
+    ),
+    (
+        "Detectors miss novel formats: identifiers or secrets in formats no recognizer knows, and names a "
+        "model has not seen, can pass through undetected."
+    ),
+    (
+        "Validation data is synthetic: thresholds were calibrated on synthetic labeled examples, which may "
+        "not match the release text; compare the held-out metrics."
+    ),
+    (
+        "Realistic surrogates hide misses in plain sight: a missed real value looks like a substituted fake "
+        "one, so residual review needs the supplier's vault."
+    ),
+)
+# Hugging Face size_categories; bucket i holds n < 10 ** (i + 3)
+_SIZE_NAMES = (
+    "n<1K", "1K<n<10K", "10K<n<100K", "100K<n<1M", "1M<n<10M", "10M<n<100M", "100M<n<1B", "1B<n<10B",
+    "10B<n<100B", "100B<n<1T",
+)  # fmt: skip
+
+
+@dataclass
+class CardInfo:
+    """Everything the card prints; plain dicts and lists so any stage can fill its part."""
+
+    pretty_name: str
+    summary: str = ""
+    release_id: str = ""
+    license: str = "other"
+    languages: list[str] = field(default_factory=lambda: ["en"])
+    task_categories: list[str] = field(default_factory=lambda: ["text-generation"])
+    tags: list[str] = field(default_factory=list)
+    tables: dict[str, int] = field(default_factory=dict)  # table name -> rows (data/<table>/*.parquet)
+    source_batches: list[str | dict[str, Any]] = field(default_factory=list)  # ids, or dicts with batch_id
+    documents: int = 0
+    quarantined: int = 0
+    masked_chars: int = 0
+    total_chars: int | None = None
+    spans_per_label: dict[str, int] = field(default_factory=dict)
+    convention_yaml: str = ""
+    key_id: str = ""  # public fingerprint of the HMAC key, never the key
+    detectors: dict[str, Any] = field(default_factory=dict)  # name -> version (or a dict of details)
+    reference_model: dict[str, Any] = field(default_factory=dict)  # id, revision, scoring settings
+    thresholds: dict[str, Any] = field(default_factory=dict)  # tau, k, window, objective, policy...
+    validation_metrics: dict[str, float] = field(default_factory=dict)  # tpr, fpr, precision, f1, auroc
+    held_out_metrics: dict[str, float] = field(default_factory=dict)
+    metric_gap_warning: float = 0.10
+    plots: dict[str, str] = field(default_factory=dict)  # caption -> PNG path relative to the card
+    collateral: dict[str, Any] = field(default_factory=dict)  # collateral_rate, coverage, budgets...
+    residual_audit: Any = None  # audit.ResidualAudit or a dict with the same fields
+    known_value_findings: int | None = None  # direct leaks found by the known-value / vault scans
+    gates: dict[str, Any] = field(default_factory=dict)  # check name -> bool or {"passed": bool, ...}
+    limitations: list[str] = field(default_factory=list)  # added to the standard ones
+    contact: str = ""
+
+
+def render_card(info: CardInfo) -> str:
+    """The full README.md for a release: front matter, then one section per kind of evidence."""
+    sections = [
+        _front_matter(info),
+        f"# {info.pretty_name}\n",
+        _summary(info),
+        _batches(info),
+        _counts(info),
+        _convention(info),
+        _detectors(info),
+        _reference(info),
+        _metrics(info),
+        _collateral(info),
+        _residual(info),
+        _gates(info),
+        _limitations(info),
+        _contact(info),
+    ]
+    return "\n".join(s.rstrip("\n") + "\n" for s in sections)
+
+
+def assert_card_clean(card: str, private_values: Iterable[str], *, key: bytes | None = None) -> list[str]:
+    """Digests (sha256 of the normalized value, or keyed) of private values that occur in the card.
+
+    Empty list = clean. Values under 4 normalized characters are not checked (they match anywhere).
+    """
+    findings = find_known_values([("card", card)], (("private", v) for v in private_values if v), key=key)
+    return sorted({f.value_sha256 for f in findings})
+
+
+# --------------------------------------------------------------------------------------------
+# Sections
+
+
+def _front_matter(info: CardInfo) -> str:
+    tags = list(dict.fromkeys(["privacy", "pii-redacted", *info.tags]))
+    configs = [
+        {
+            "config_name": name,
+            "data_files": [{"split": "train", "path": f"data/{name}/*.parquet"}],
+            **({"default": True} if i == 0 else {}),
+        }
+        for i, name in enumerate(info.tables)
+    ]
+    meta: dict[str, Any] = {
+        "pretty_name": info.pretty_name,
+        "license": info.license,
+        "language": list(info.languages),
+        "task_categories": list(info.task_categories),
+        "size_categories": [size_category(info.documents)],
+        "tags": tags,
+    }
+    if configs:
+        meta["configs"] = configs
+    body = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=1000)
+    return f"---\n{body}---\n"
+
+
+def size_category(n: int) -> str:
+    """Hugging Face ``size_categories`` bucket for ``n`` records."""
+    for i, name in enumerate(_SIZE_NAMES):
+        if n < 10 ** (i + 3):
+            return name
+    return "n>1T"
+
+
+def _summary(info: CardInfo) -> str:
+    text = (
+        info.summary.strip() or "Text released after detection, surprise masking and surrogate replacement."
+    )
+    release = f"\n\nRelease id: `{info.release_id}`." if info.release_id else ""
+    tables = ", ".join(f"`{name}` ({rows:,} rows)" for name, rows in info.tables.items())
+    files = f"\n\nTables: {tables}, as Parquet shards under `data/<table>/`." if tables else ""
+    return f"## Summary\n\n{text}{release}{files}\n"
+
+
+def _batches(info: CardInfo) -> str:
+    if not info.source_batches:
+        return "## Source batches\n\nNo source batches were recorded.\n"
+    rows = [{"batch_id": b} if isinstance(b, str) else dict(b) for b in info.source_batches]
+    return "## Source batches\n\n" + _table(rows)
+
+
+def _counts(info: CardInfo) -> str:
+    rows: list[dict[str, Any]] = [
+        {"count": "documents", "value": info.documents},
+        {"count": "quarantined records", "value": info.quarantined},
+        {"count": "masked characters", "value": info.masked_chars},
+    ]
+    if info.total_chars:
+        rows.append({"count": "total characters", "value": info.total_chars})
+        rows.append({"count": "masked fraction", "value": info.masked_chars / info.total_chars})
+    out = "## Counts\n\n" + _table(rows)
+    if info.spans_per_label:
+        labels = [{"label": k, "spans": v} for k, v in sorted(info.spans_per_label.items())]
+        out += "\nSpans per label:\n\n" + _table(labels)
+    return out
+
+
+def _convention(info: CardInfo) -> str:
+    text = info.convention_yaml.rstrip("\n") or "# no redaction convention was recorded"
+    fence = "`" * max(3, _longest_backtick_run(text) + 1)
+    key = f"key fingerprint id: `{info.key_id}`" if info.key_id else "key fingerprint id: not recorded"
+    return (
+        "## Redaction convention\n\n"
+        "Each entity label is rewritten by the rule below (style, value source, consistency scope and what "
+        "is kept). This is the exact convention file that was applied:\n\n"
+        f"{fence}yaml\n{text}\n{fence}\n\n"
+        f"- {SURROGATE_KEY_NOTE[0].upper()}{SURROGATE_KEY_NOTE[1:]}.\n"
+        f"- The surrogate map (vault) is not part of this release; {key}.\n"
+    )
+
+
+def _detectors(info: CardInfo) -> str:
+    if not info.detectors:
+        return "## Detectors and versions\n\nNo detectors were recorded.\n"
+    rows = [
+        {"detector": name, **(dict(v) if isinstance(v, Mapping) else {"version": v})}
+        for name, v in info.detectors.items()
+    ]
+    return "## Detectors and versions\n\n" + _table(rows)
+
+
+def _reference(info: CardInfo) -> str:
+    out = "## Reference model and thresholds\n\n"
+    out += _kv(info.reference_model, "No reference model was recorded.")
+    out += "\nOperating point and thresholds:\n\n" + _kv(info.thresholds, "No thresholds were recorded.")
+    return out
+
+
+def _metrics(info: CardInfo) -> str:
+    val = {k.lower(): v for k, v in info.validation_metrics.items()}
+    held = {k.lower(): v for k, v in info.held_out_metrics.items()}
+    names = dict(METRICS)
+    names.update({k: k for k in [*val, *held] if k not in names})
+    rows, warnings = [], []
+    for key, title in names.items():
+        v, h = val.get(key), held.get(key)
+        gap = None if v is None or h is None else h - v
+        rows.append({"metric": title, "validation": v, "held-out": h, "gap": gap})
+        if gap is not None and abs(gap) > info.metric_gap_warning:
+            warnings.append(f"{title} differs by {abs(gap):.3f} between validation and held-out data")
+    out = (
+        "## Validation and held-out metrics\n\n"
+        "Character-level pooled metrics: TPR = target characters masked / target characters, FPR = "
+        "non-target characters masked / non-target characters.\n\n" + _table(rows)
+    )
+    if not held:
+        warnings.append("no held-out metrics were measured, so the validation numbers are unconfirmed")
+    for text in warnings:
+        out += (
+            f"\n> **Warning:** {text} (threshold {info.metric_gap_warning:g}); thresholds may not transfer.\n"
+        )
+    return out + _plots(info)
+
+
+def _plots(info: CardInfo) -> str:
+    if not info.plots:
+        return ""
+    lines = []
+    for caption, path in info.plots.items():
+        if not _is_relative(path):
+            raise ValueError(f"plot {caption!r}: path {path!r} must be relative to the card, without '..'")
+        lines.append(f"![{_cell(caption)}]({PurePosixPath(path).as_posix()})")
+    return "\n" + "\n\n".join(lines) + "\n"
+
+
+def _collateral(info: CardInfo) -> str:
+    body = _kv(info.collateral, "No collateral or coverage measurements were recorded.")
+    return (
+        "## Collateral and coverage\n\n"
+        "Collateral = share of non-target characters masked (useful text lost); coverage = share of target "
+        "characters masked.\n\n" + body
+    )
+
+
+def _residual(info: CardInfo) -> str:
+    audit = info.residual_audit
+    if dataclasses.is_dataclass(audit) and not isinstance(audit, type):
+        audit = dataclasses.asdict(audit)
+    if not audit:
+        return "## Residual audit\n\n> **Warning:** no residual audit was run for this release.\n"
+    fields = (
+        ("method", "method"),
+        ("sampled", "sample size"),
+        ("with_residual", "documents with findings"),
+        ("rate", "residual rate"),
+        ("upper_bound", "upper confidence bound"),
+        ("confidence", "confidence"),
+        ("budget", "budget"),
+        ("reason", "detail"),
+    )
+    rows = [{"item": title, "value": audit[key]} for key, title in fields if key in audit]
+    if info.known_value_findings is not None:
+        rows.append({"item": "known-value / vault scan findings", "value": info.known_value_findings})
+    passed = audit.get("passed")
+    rows.append({"item": "result", "value": _verdict(passed)})
+    return "## Residual audit\n\n" + _table(rows)
+
+
+def _gates(info: CardInfo) -> str:
+    if not info.gates:
+        return "## Gates\n\n> **Warning:** no gate results were recorded.\n"
+    rows = []
+    for name, result in info.gates.items():
+        passed = result.get("passed") if isinstance(result, Mapping) else result
+        detail = result.get("detail", "") if isinstance(result, Mapping) else ""
+        rows.append({"check": name, "result": _verdict(passed), "detail": detail})
+    return "## Gates\n\nBlocking checks that guard the release:\n\n" + _table(rows)
+
+
+def _limitations(info: CardInfo) -> str:
+    items = [*LIMITATIONS, *info.limitations]
+    return "## Known limitations\n\n" + "".join(f"- {item}\n" for item in items)
+
+
+def _contact(info: CardInfo) -> str:
+    where = info.contact.strip()
+    how = f"write to **{where}**" if where else "contact the data supplier (no address was configured)"
+    return (
+        "## How to report a leak\n\n"
+        f"If you find private information in this dataset, {how} with the release id, the file and row, "
+        "and a description of the value's type. Do not quote the value itself in public issues or "
+        "forums; the supplier will confirm it against the vault and issue a corrected release.\n"
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Markdown helpers
+
+
+def _verdict(passed: Any) -> str:
+    return "pass" if passed is True else "FAIL" if passed is False else "not run"
+
+
+def _fmt(value: Any) -> str:
+    if value is None or isinstance(value, bool):
+        return {None: "n/a", True: "yes", False: "no"}[value]
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "n/a"
+        return f"{value:.4g}" if abs(value) >= 1e-3 or value == 0 else f"{value:.2e}"
+    if isinstance(value, list | tuple):
+        return ", ".join(_fmt(v) for v in value)
+    return str(value)
+
+
+def _cell(value: Any) -> str:
+    return _fmt(value).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def _table(rows: list[dict[str, Any]]) -> str:
+    columns = list(dict.fromkeys(k for row in rows for k in row))
+    head = "| " + " | ".join(columns) + " |\n|" + "---|" * len(columns) + "\n"
+    return head + "".join("| " + " | ".join(_cell(row.get(c)) for c in columns) + " |\n" for row in rows)
+
+
+def _kv(data: Mapping[str, Any], empty: str) -> str:
+    if not data:
+        return f"{empty}\n"
+    return _table([{"name": k, "value": v} for k, v in data.items()])
+
+
+def _longest_backtick_run(text: str) -> int:
+    return max((len(m) for m in re.findall(r"`+", text)), default=0)
+
+
+def _is_relative(path: str) -> bool:
+    pure = PurePosixPath(path.replace("\\", "/"))
+    return not (pure.is_absolute() or PureWindowsPath(path).is_absolute() or ".." in pure.parts)

@@ -1,0 +1,140 @@
+"""Command line: ``curation run``, ``curation eval``, ``curation audit``.
+
+``run`` drives the Dagster asset graph in-process; the Dagster layer lives in the repository
+(``definitions.py``), so it is imported lazily from the project folder, never from this library.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
+
+
+def project_root() -> Path:
+    """The folder holding definitions.py: the working directory, else the source checkout."""
+    for candidate in (Path.cwd(), Path(__file__).resolve().parent.parent):
+        if (candidate / "definitions.py").exists():
+            return candidate
+    raise SystemExit(
+        "curation run needs the project folder (with definitions.py, assets/, checks/, resources/): "
+        "run it from the repository root"
+    )
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    root = project_root()
+    sys.path.insert(0, str(root))
+    definitions = importlib.import_module("definitions")
+    import dagster as dg
+
+    from resources import CurationSettings, build_resources
+
+    base_dir = str(Path(args.out).resolve()) if args.out else None
+    settings = CurationSettings(
+        config_path=str(Path(args.config).resolve()) if args.config else None,
+        base_dir=base_dir or (None if args.config else str(Path.cwd())),
+        input=str(Path(args.input).resolve()) if args.input else None,
+        batch_id=args.batch_id,
+    )
+    config = settings.load()
+    print(f"curation run: input {config.input_path}", flush=True)
+    instance = dg.DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else dg.DagsterInstance.ephemeral()
+    started = time.perf_counter()
+    job = definitions.defs.get_job_def("curation_job")
+    result = job.execute_in_process(instance=instance, resources=build_resources(settings), raise_on_error=False)
+    elapsed = time.perf_counter() - started
+    return report_run(result, config, elapsed)
+
+
+def report_run(result, config, elapsed: float) -> int:
+    """Print stage outcomes, gate results and where the outputs are; non-zero if no release."""
+    from curation.warehouse import Warehouse
+
+    release_path = None
+    print(f"\nstages ({elapsed:.0f}s):")
+    for event in result.all_events:
+        if event.event_type_value == "ASSET_MATERIALIZATION":
+            mat = event.event_specific_data.materialization
+            print(f"  materialized {mat.asset_key.to_user_string()}")
+            if mat.asset_key.to_user_string() == "release":
+                release_path = mat.metadata["path"].value
+        elif event.event_type_value == "ASSET_CHECK_EVALUATION":
+            ev = event.event_specific_data
+            print(f"  check {ev.asset_check_key.name:<26} {'PASSED' if ev.passed else 'FAILED'}")
+        elif event.event_type_value in ("STEP_FAILURE", "STEP_SKIPPED"):
+            print(f"  {event.event_type_value.lower().replace('_', ' ')}: {event.step_key}")
+    counts = Warehouse(config.warehouse_path).row_counts()
+    print("\nwarehouse:", config.warehouse_path)
+    for table, n in counts.items():
+        print(f"  {table:<24} {n}")
+    if release_path:
+        print(f"\nrelease: {release_path}\ncard:    {Path(release_path) / 'README.md'}")
+        return 0
+    print("\nno release: a gate failed or a stage failed (see above)", file=sys.stderr)
+    return 1
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    from curation.release import verify_release
+
+    problems = verify_release(Path(args.release_dir))
+    manifest = json.loads((Path(args.release_dir) / "manifest.json").read_text()) if not problems else {}
+    failed = [name for name, gate in manifest.get("gates", {}).items() if not gate.get("passed")]
+    problems += [f"gate {name} recorded as failed" for name in failed]
+    for problem in problems:
+        print(f"FAIL {problem}")
+    if not problems:
+        print(f"OK {args.release_dir}: checksums verify, {len(manifest.get('gates', {}))} gates passed")
+    return 1 if problems else 0
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from curation.evaluation import run_eval
+
+    metrics = run_eval(
+        Path(args.gold), Path(args.predictions), Path(args.metrics),
+        calibrate_on=Path(args.calibrate_on) if args.calibrate_on else None,
+        policy=args.policy, warehouse_path=Path(args.warehouse) if args.warehouse else None,
+    )
+    print(json.dumps(metrics["summary"], indent=2))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="curation", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="run the whole pipeline in-process (embedded sample by default)")
+    run.add_argument("--input", help="JSONL / Parquet / CSV file or a folder of text/code files")
+    run.add_argument("--out", help="folder for the warehouse, vault and releases (default: here)")
+    run.add_argument("--config", help="YAML config file")
+    run.add_argument("--batch-id", help="delivery batch id (default from config: 'sample')")
+    run.set_defaults(func=cmd_run)
+    ev = sub.add_parser("eval", help="calibrate on labeled data, predict spans on GOLD, write metrics")
+    ev.add_argument("gold")
+    ev.add_argument("--predictions", required=True)
+    ev.add_argument("--metrics", required=True)
+    ev.add_argument("--calibrate-on", help="labeled JSONL to calibrate on (default: bundled validation set)")
+    ev.add_argument("--policy", default="auto", choices=["detectors", "surprise", "union", "residual", "auto"])
+    ev.add_argument("--warehouse", help="DuckDB file caching scores (default: ~/.cache/curation/eval.duckdb)")
+    ev.set_defaults(func=cmd_eval)
+    audit = sub.add_parser("audit", help="re-verify an existing release (checksums, recorded gates)")
+    audit.add_argument("release_dir")
+    audit.set_defaults(func=cmd_audit)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return int(args.func(args) or 0)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

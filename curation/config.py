@@ -1,0 +1,214 @@
+"""Run configuration: one YAML file, validated once at the edge with errors that name the key."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from curation.scoring import ScoringConfig
+
+
+def bundled(name: str) -> Path:
+    """Path of a file shipped in ``curation/data``."""
+    return Path(str(resources.files("curation") / "data" / name))
+
+
+@dataclass(frozen=True)
+class CalibrationConfig:
+    objective: str = "max_f1"  # max_f1 | max_tpr_at_fpr | min_fpr_at_tpr
+    collateral_budget: float = 0.03
+    coverage_target: float = 0.9
+    policies: tuple[str, ...] = ("detectors", "surprise", "union", "residual")
+    heldout_fraction: float = 0.3
+    seed: int = 13
+    min_kind_docs: int = 20
+
+
+@dataclass(frozen=True)
+class MaskingConfig:
+    propagation_scope: str = "scope"  # document | scope | batch
+    min_propagation_chars: int = 4
+
+
+@dataclass(frozen=True)
+class DetectorSettings:
+    deny_list: tuple[str, ...] = ()
+    allow_list: tuple[str, ...] = ()
+    score_threshold: float | None = None
+    use_credsweeper: bool | None = None
+
+
+@dataclass(frozen=True)
+class SurrogateConfig:
+    convention: str | None = None  # YAML path; None = bundled default convention
+    key_env: str = "CURATION_HMAC_KEY"
+    key_file: str | None = None
+    allow_dev_key: bool = True  # make run / tests: generate a clearly marked dev key
+
+
+@dataclass(frozen=True)
+class GateConfig:
+    masked_fraction_min: float = 0.005
+    masked_fraction_max: float = 0.6
+    residual_budget: float = 0.05
+    audit_sample: int = 200
+    confidence: float = 0.95
+    min_auroc: float = 0.55
+    collateral_budget: float = 0.05
+    coverage_goal: float = 0.8
+    seed: int = 7
+
+
+@dataclass(frozen=True)
+class ReleaseConfig:
+    views: tuple[str, ...] = ("surrogate", "redacted")
+    include_training_view: bool = False
+    contact: str = "privacy@example.org"
+    license: str = "other"
+    pretty_name: str = "curation release"
+
+
+@dataclass(frozen=True)
+class CurationConfig:
+    """Everything a run needs. Relative paths resolve against ``base_dir``."""
+
+    base_dir: str = "."
+    warehouse: str = ".curation/warehouse.duckdb"
+    vault: str = ".curation/vault.duckdb"
+    releases_dir: str = "releases"
+    input: str | None = None  # None = bundled sample corpus
+    validation: str | None = None  # None = bundled labeled validation set
+    batch_id: str = "sample"
+    scoring: ScoringConfig = field(default_factory=ScoringConfig)
+    calibration: CalibrationConfig = field(default_factory=CalibrationConfig)
+    masking: MaskingConfig = field(default_factory=MaskingConfig)
+    detectors: DetectorSettings = field(default_factory=DetectorSettings)
+    surrogates: SurrogateConfig = field(default_factory=SurrogateConfig)
+    gates: GateConfig = field(default_factory=GateConfig)
+    release: ReleaseConfig = field(default_factory=ReleaseConfig)
+
+    def path(self, value: str) -> Path:
+        p = Path(value).expanduser()
+        return p if p.is_absolute() else Path(self.base_dir) / p
+
+    @property
+    def warehouse_path(self) -> Path:
+        return self.path(self.warehouse)
+
+    @property
+    def vault_path(self) -> Path:
+        return self.path(self.vault)
+
+    @property
+    def releases_path(self) -> Path:
+        return self.path(self.releases_dir)
+
+    @property
+    def input_path(self) -> Path:
+        return self.path(self.input) if self.input else bundled("sample_corpus.jsonl")
+
+    @property
+    def validation_path(self) -> Path:
+        return self.path(self.validation) if self.validation else bundled("validation.jsonl")
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    def digest(self) -> str:
+        return hashlib.sha256(json.dumps(self.to_dict(), sort_keys=True, default=str).encode()).hexdigest()[:12]
+
+
+class ConfigError(ValueError):
+    """A configuration problem, naming the file and key."""
+
+
+_SECTIONS = {
+    "scoring": ScoringConfig,
+    "calibration": CalibrationConfig,
+    "masking": MaskingConfig,
+    "detectors": DetectorSettings,
+    "surrogates": SurrogateConfig,
+    "gates": GateConfig,
+    "release": ReleaseConfig,
+}
+
+
+def load_config(path: str | Path | None = None, **overrides: Any) -> CurationConfig:
+    """Read a YAML config (or defaults) and apply keyword overrides of top-level keys."""
+    data: dict[str, Any] = {}
+    where = "<defaults>"
+    if path is not None:
+        where = str(path)
+        try:
+            data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+        except FileNotFoundError as exc:
+            raise ConfigError(f"{where}: config file not found") from exc
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"{where}: not valid YAML ({exc})") from exc
+        if not isinstance(data, dict):
+            raise ConfigError(f"{where}: top level must be a mapping of settings")
+        data.setdefault("base_dir", str(Path(path).resolve().parent))
+    data.update({k: v for k, v in overrides.items() if v is not None})
+    return config_from_dict(data, where)
+
+
+def config_from_dict(data: dict[str, Any], where: str = "<dict>") -> CurationConfig:
+    top_fields = {f.name for f in dataclasses.fields(CurationConfig)}
+    kwargs: dict[str, Any] = {}
+    for key, value in data.items():
+        if key not in top_fields:
+            raise ConfigError(f"{where}: unknown setting {key!r}; known settings: {sorted(top_fields)}")
+        if key in _SECTIONS:
+            kwargs[key] = _section(_SECTIONS[key], value, f"{where}: {key}")
+        else:
+            kwargs[key] = value
+    config = CurationConfig(**kwargs)
+    _check(config, where)
+    return config
+
+
+def _section(cls: type, value: Any, where: str) -> Any:
+    if value is None:
+        return cls()
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where}: must be a mapping, got {type(value).__name__}")
+    names = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = set(value) - set(names)
+    if unknown:
+        raise ConfigError(f"{where}: unknown key(s) {sorted(unknown)}; allowed: {sorted(names)}")
+    cleaned = {k: tuple(v) if isinstance(v, list) else v for k, v in value.items()}
+    try:
+        return cls(**cleaned)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{where}: {exc}") from exc
+
+
+def _check(config: CurationConfig, where: str) -> None:
+    from curation.calibration import OBJECTIVES, POLICIES
+    from curation.masking import PROPAGATION_SCOPES
+
+    problems = []
+    if config.calibration.objective not in OBJECTIVES:
+        problems.append(f"calibration.objective must be one of {OBJECTIVES}")
+    bad = set(config.calibration.policies) - set(POLICIES)
+    if bad or not config.calibration.policies:
+        problems.append(f"calibration.policies must be a non-empty subset of {POLICIES}")
+    if config.masking.propagation_scope not in PROPAGATION_SCOPES:
+        problems.append(f"masking.propagation_scope must be one of {PROPAGATION_SCOPES}")
+    if not 0 < config.calibration.heldout_fraction < 1:
+        problems.append("calibration.heldout_fraction must be between 0 and 1")
+    bad_views = set(config.release.views) - {"surrogate", "redacted"}
+    if bad_views or not config.release.views:
+        problems.append("release.views must be a non-empty subset of ['surrogate', 'redacted']")
+    gates = config.gates
+    if not 0 <= gates.masked_fraction_min < gates.masked_fraction_max <= 1:
+        problems.append("gates: need 0 <= masked_fraction_min < masked_fraction_max <= 1")
+    if problems:
+        raise ConfigError(f"{where}: " + "; ".join(problems))

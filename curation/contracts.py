@@ -1,0 +1,76 @@
+"""Data contracts checked with great-expectations 1.x (ephemeral context, BOOLEAN_ONLY results).
+
+BOOLEAN_ONLY keeps failing values out of results, so no private text reaches logs or the event log:
+a contract reports which expectation failed, never the offending value.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+
+import polars as pl
+
+os.environ.setdefault("GX_ANALYTICS_ENABLED", "False")
+
+
+@dataclass
+class ContractResult:
+    name: str
+    passed: bool
+    rows: int
+    failed_expectations: list[str]
+
+    def to_dict(self) -> dict:
+        return {"rows": self.rows, "failed_expectations": self.failed_expectations}
+
+
+def _expectations(kind: str):
+    import great_expectations as gx
+
+    e = gx.expectations
+    if kind == "documents":
+        return [
+            e.ExpectColumnValuesToNotBeNull(column="doc_id"),
+            e.ExpectColumnValuesToBeUnique(column="doc_id"),
+            e.ExpectColumnValuesToNotBeNull(column="text"),
+            e.ExpectColumnValuesToBeBetween(column="n_chars", min_value=1),
+            e.ExpectColumnValuesToMatchRegex(column="sha256", regex=r"^[0-9a-f]{64}$"),
+            e.ExpectColumnValuesToBeInSet(column="kind", value_set=["text", "code", "chat"]),
+        ]
+    if kind == "token_scores":
+        return [
+            e.ExpectColumnValuesToNotBeNull(column="nll"),
+            e.ExpectColumnValuesToBeBetween(column="nll", min_value=0, max_value=100),
+            e.ExpectColumnValuesToBeBetween(column="width", min_value=0),
+            e.ExpectColumnValuesToBeBetween(column="char_start", min_value=0),
+        ]
+    if kind == "mask_spans":
+        return [
+            e.ExpectColumnValuesToNotBeNull(column="label"),
+            e.ExpectColumnValuesToBeBetween(column="start", min_value=0),
+            e.ExpectColumnValuesToBeBetween(column="length", min_value=1),
+            e.ExpectColumnValuesToBeInSet(column="within_text", value_set=[True]),
+        ]
+    raise ValueError(f"no contract named {kind!r}")
+
+
+def check_contract(kind: str, frame: pl.DataFrame) -> ContractResult:
+    """Validate ``frame`` against the named contract; an empty frame fails (nothing was checked)."""
+    import great_expectations as gx
+
+    logging.getLogger("great_expectations").setLevel(logging.ERROR)
+    if frame.height == 0:
+        return ContractResult(kind, False, 0, ["table is empty"])
+    context = gx.get_context(mode="ephemeral")
+    asset = context.data_sources.add_pandas(f"{kind}_source").add_dataframe_asset(kind)
+    batch = asset.add_batch_definition_whole_dataframe("all").get_batch(
+        batch_parameters={"dataframe": frame.to_pandas()}
+    )
+    failed = []
+    for expectation in _expectations(kind):
+        result = batch.validate(expectation, result_format="BOOLEAN_ONLY")
+        if not result.success:
+            failed.append(f"{type(expectation).__name__}({getattr(expectation, 'column', '')})")
+    return ContractResult(kind, not failed, frame.height, failed)

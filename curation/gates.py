@@ -1,0 +1,240 @@
+"""Release gates as plain functions: each returns a GateResult of counts, rates and hashes.
+
+The Dagster checks in ``checks/`` call these and record the outcome in ``gate_results`` keyed by
+the digest of the release text, so a release can ship only text that passed every gate.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+import numpy as np
+import polars as pl
+
+from curation.audit import find_known_values, sampled_residual_audit
+from curation.config import CurationConfig
+from curation.spans import Span
+from curation.warehouse import Warehouse
+
+RESIDUAL_LEAK_SCAN = "residual_leak_scan"
+RESIDUAL_DETECTOR_AUDIT = "residual_detector_audit"
+MASKED_FRACTION_BUDGET = "masked_fraction_budget"
+CALIBRATION_HEALTH = "calibration_health"
+SURROGATE_CONSISTENCY = "surrogate_consistency"
+DOCUMENT_CONTRACT = "document_contract"
+MASK_SPAN_CONTRACT = "mask_span_contract"
+TOKEN_SCORE_CONTRACT = "token_score_contract"
+
+# Gates recorded against the release text; the release asset refuses to ship without all of them.
+RELEASE_GATES = (RESIDUAL_LEAK_SCAN, RESIDUAL_DETECTOR_AUDIT, SURROGATE_CONSISTENCY)
+
+
+@dataclass
+class GateResult:
+    name: str
+    passed: bool
+    detail: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "passed": self.passed, **self.detail}
+
+
+def release_texts(warehouse: Warehouse, batch_id: str) -> list[tuple[str, str]]:
+    """(doc_id, text) of every view that goes into a release: surrogate and redacted."""
+    frame = warehouse.query(
+        "SELECT 'surrogate:' || doc_id AS id, text FROM surrogate_view WHERE batch_id = ? "
+        "UNION ALL SELECT 'redacted:' || doc_id, text FROM redacted_view WHERE batch_id = ? ORDER BY 1",
+        [batch_id, batch_id],
+    )
+    return list(frame.iter_rows())
+
+
+def content_digest(warehouse: Warehouse, batch_id: str) -> str:
+    """Digest of the release text: gate results are valid only for exactly this content."""
+    h = hashlib.sha256()
+    for doc_id, text in release_texts(warehouse, batch_id):
+        h.update(doc_id.encode() + b"\0" + text.encode() + b"\0")
+    return h.hexdigest()
+
+
+def original_values(warehouse: Warehouse, batch_id: str) -> list[tuple[str, str]]:
+    """(label, value) of every masked span and every gold target value of the batch."""
+    frame = warehouse.query(
+        'SELECT m.label, substr(d.text, m."start" + 1, m."end" - m."start") AS value FROM mask_spans m '
+        "JOIN documents d USING (doc_id) WHERE m.batch_id = ? AND d.batch_id = ? "
+        'UNION SELECT g.label, substr(d.text, g."start" + 1, g."end" - g."start") FROM gold_spans g '
+        "JOIN documents d USING (doc_id) WHERE g.dataset = 'corpus' AND d.batch_id = ?",
+        [batch_id, batch_id, batch_id],
+    )
+    return list(frame.iter_rows())
+
+
+def residual_leak_scan(warehouse: Warehouse, batch_id: str, key: bytes | None, audit_id: str) -> GateResult:
+    """No original value (masked or gold) appears in the release text, verbatim or normalized."""
+    texts = release_texts(warehouse, batch_id)
+    findings = find_known_values(texts, original_values(warehouse, batch_id), key=key)
+    rows = [
+        (audit_id, batch_id, RESIDUAL_LEAK_SCAN, f.doc_id, f.label, f.value_sha256, f.kind, f.count)
+        for f in findings
+    ]
+    warehouse.replace(
+        "audit_findings",
+        pl.DataFrame(
+            rows, schema=["audit_id", "batch_id", "check_name", "doc_id", "label", "value_sha256", "kind", "count"],
+            orient="row",
+        ),
+        "batch_id = ? AND check_name = ?",
+        [batch_id, RESIDUAL_LEAK_SCAN],
+    )
+    by_label: dict[str, int] = {}
+    for f in findings:
+        by_label[f.label] = by_label.get(f.label, 0) + f.count
+    return GateResult(
+        RESIDUAL_LEAK_SCAN,
+        passed=len(texts) > 0 and not findings,
+        detail={
+            "texts_scanned": len(texts),
+            "values_checked": findings.values_checked,
+            "values_skipped_short": findings.values_skipped,
+            "findings": len(findings),
+            "occurrences_by_label": by_label,
+            "reason": "" if texts else "no release text to scan",
+        },
+    )
+
+
+def residual_detector_audit(warehouse: Warehouse, config: CurationConfig, suite) -> GateResult:
+    """Re-run the detectors on a sample of the redacted view; bound the residual rate (Clopper-Pearson)."""
+    frame = warehouse.query(
+        "SELECT doc_id, text FROM redacted_view WHERE batch_id = ? ORDER BY doc_id", [config.batch_id]
+    )
+    texts = dict(frame.iter_rows())
+    g = config.gates
+    labels: dict[str, int] = {}
+
+    def has_residual(doc_id: str) -> bool:
+        residual = _untagged(texts[doc_id], suite.detect([texts[doc_id]])[0])
+        for s in residual:
+            labels[s.label] = labels.get(s.label, 0) + 1
+        return bool(residual)
+
+    audit = sampled_residual_audit(sorted(texts), has_residual, g.audit_sample, g.seed, g.confidence, g.residual_budget)
+    detail = {k: getattr(audit, k) for k in audit.__dataclass_fields__}
+    detail["residual_spans_by_label"] = labels
+    return GateResult(RESIDUAL_DETECTOR_AUDIT, bool(audit.passed), detail)
+
+
+def _untagged(text: str, spans: Sequence[Span]) -> list[Span]:
+    """Detections that are not one of our own ``[LABEL]`` tags."""
+    out = []
+    for s in spans:
+        value = text[s.start : s.end]
+        if not (value.startswith("[") and value.endswith("]")) and "[" not in value:
+            out.append(s)
+    return out
+
+
+def masked_fraction_budget(warehouse: Warehouse, config: CurationConfig) -> GateResult:
+    """Masked fraction of the batch within bounds: catches a model that masks everything or nothing."""
+    row = warehouse.query(
+        'SELECT (SELECT sum(n_chars) FROM documents WHERE batch_id = $1) AS total, '
+        '(SELECT sum("end" - "start") FROM mask_spans WHERE batch_id = $1) AS masked',
+        [config.batch_id],
+    ).row(0)
+    total, masked = int(row[0] or 0), int(row[1] or 0)
+    g = config.gates
+    fraction = masked / total if total else float("nan")
+    passed = total > 0 and g.masked_fraction_min <= fraction <= g.masked_fraction_max
+    return GateResult(
+        MASKED_FRACTION_BUDGET,
+        passed,
+        {
+            "total_chars": total,
+            "masked_chars": masked,
+            "masked_fraction": round(fraction, 4) if total else None,
+            "min": g.masked_fraction_min,
+            "max": g.masked_fraction_max,
+            "reason": "" if total else "empty batch: no characters to mask",
+        },
+    )
+
+
+def calibration_health(summary: dict, config: CurationConfig) -> GateResult:
+    """Held-out coverage and collateral within budget; surprise AUROC above the minimum."""
+    g = config.gates
+    held = (summary.get("heldout") or {}).get("metrics") or {}
+    auroc = summary.get("surprise_auroc")
+    checks = {
+        "heldout_tpr": held.get("tpr"),
+        "heldout_fpr": held.get("fpr"),
+        "surprise_auroc": auroc,
+    }
+    problems = []
+    if held.get("tpr") is None or held["tpr"] < g.coverage_goal:
+        problems.append(f"held-out coverage {held.get('tpr')} below goal {g.coverage_goal}")
+    if held.get("fpr") is None or held["fpr"] > g.collateral_budget:
+        problems.append(f"held-out collateral {held.get('fpr')} above budget {g.collateral_budget}")
+    if summary.get("policy") != "detectors" and (auroc is None or auroc < g.min_auroc):
+        problems.append(f"surprise AUROC {auroc} below minimum {g.min_auroc}")
+    return GateResult(
+        CALIBRATION_HEALTH,
+        not problems,
+        {**checks, "coverage_goal": g.coverage_goal, "collateral_budget": g.collateral_budget,
+         "min_auroc": g.min_auroc, "problems": problems},
+    )
+
+
+def surrogate_consistency(vault, key: bytes, batch_originals: list[tuple[str, str]]) -> GateResult:
+    """One surrogate per (scope, type, value); no surrogate equals an original value of the batch."""
+    from curation.vault import hmac_value
+
+    records = list(vault.records())
+    keys = [(r.scope_id, r.entity_type, r.value_hmac) for r in records]
+    duplicates = len(keys) - len(set(keys))
+    originals = {hmac_value(key, value, label) for label, value in batch_originals}
+    reused = sum(1 for r in records if hmac_value(key, r.surrogate, r.entity_type) in originals)
+    return GateResult(
+        SURROGATE_CONSISTENCY,
+        passed=duplicates == 0 and reused == 0,
+        detail={"vault_records": len(records), "conflicting_mappings": duplicates, "originals_reused": reused},
+    )
+
+
+def record_gate(warehouse: Warehouse, batch_id: str, digest: str, result: GateResult, run_id: str) -> None:
+    warehouse.append(
+        "gate_results",
+        pl.DataFrame(
+            {
+                "batch_id": [batch_id], "content_digest": [digest], "check_name": [result.name],
+                "passed": [result.passed], "detail": [json.dumps(result.detail, default=_json_default)],
+                "run_id": [run_id], "created_at": [datetime.now(UTC).replace(tzinfo=None)],
+            }
+        ),
+    )
+
+
+def gate_status(warehouse: Warehouse, batch_id: str, digest: str) -> dict[str, dict]:
+    """Latest recorded result of each gate for exactly this release content."""
+    frame = warehouse.query(
+        "SELECT check_name, passed, detail FROM gate_results WHERE batch_id = ? AND content_digest = ? "
+        "QUALIFY row_number() OVER (PARTITION BY check_name ORDER BY created_at DESC) = 1",
+        [batch_id, digest],
+    )
+    return {name: {"passed": bool(p), **json.loads(d)} for name, p, d in frame.iter_rows()}
+
+
+def missing_or_failed(status: dict[str, dict], required: Sequence[str] = RELEASE_GATES) -> list[str]:
+    return [f"{n}: {'not run' if n not in status else 'failed'}" for n in required if not status.get(n, {}).get("passed")]
+
+
+def _json_default(value):
+    if isinstance(value, float | np.floating) and not math.isfinite(value):
+        return None
+    if isinstance(value, np.generic):
+        return value.item()
+    return str(value)

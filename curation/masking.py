@@ -1,0 +1,120 @@
+"""Policy: turn stored scores and detector spans into mask spans, views and loss masks.
+
+Nothing here runs a model: it reads token scores and candidate spans (facts) and applies a
+calibration (policy), so re-calibrating never re-scores.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from curation.calibration import AppliedCalibration, ScoredDoc, doc_char_scores
+from curation.spans import SURPRISE, Span, merge, spans_from_mask, subtract
+
+PROPAGATION_SCOPES = ("document", "scope", "batch")
+
+
+def surprise_spans(doc: ScoredDoc, calibration: AppliedCalibration) -> list[Span]:
+    """Character spans selected by surprise alone (outside detector spans for union/residual)."""
+    if calibration.policy == "detectors":
+        return []
+    threshold = calibration.threshold_for(doc.kind)
+    chars = doc_char_scores(doc, calibration.policy, calibration.params)
+    selected = np.isfinite(chars) & (chars >= threshold)
+    spans = []
+    for span in spans_from_mask(selected.tolist(), SURPRISE, "surprise"):
+        peak = float(np.max(chars[span.start : span.end]))
+        spans.append(Span(span.start, span.end, SURPRISE, round(peak, 4), "surprise"))
+    return trim_whitespace(doc.text, spans)
+
+
+def trim_whitespace(text: str, spans: Sequence[Span]) -> list[Span]:
+    """Drop leading/trailing whitespace from spans (BPE tokens carry their leading space)."""
+    out = []
+    for span in spans:
+        start, end = span.start, span.end
+        while start < end and text[start].isspace():
+            start += 1
+        while end > start and text[end - 1].isspace():
+            end -= 1
+        if end > start:
+            out.append(Span(start, end, span.label, span.score, span.source))
+    return out
+
+
+def combine(policy: str, detected: Sequence[Span], surprising: Sequence[Span]) -> list[Span]:
+    """Final mask spans: detector labels win; surprise adds typed-as-SURPRISE spans elsewhere."""
+    if policy == "detectors":
+        return merge(detected)
+    if policy == "surprise":
+        return merge(surprising)
+    return merge(list(detected) + subtract(surprising, detected))
+
+
+def propagate_duplicates(
+    texts: Mapping[str, str],
+    spans: Mapping[str, list[Span]],
+    scope_of: Mapping[str, str],
+    *,
+    scope: str = "scope",
+    min_chars: int = 4,
+) -> dict[str, list[Span]]:
+    """Mask every other occurrence of a selected span's exact text within the propagation scope.
+
+    A secret masked once must not survive verbatim in the next file or chat turn of the same scope.
+    Values shorter than ``min_chars`` are not propagated (they would match ordinary words).
+    """
+    if scope not in PROPAGATION_SCOPES:
+        raise ValueError(f"propagation scope {scope!r} is not one of {PROPAGATION_SCOPES}")
+
+    def group_of(doc_id: str) -> str:
+        return doc_id if scope == "document" else ("*" if scope == "batch" else scope_of.get(doc_id, doc_id))
+
+    values: dict[str, dict[str, str]] = defaultdict(dict)
+    for doc_id, doc_spans in spans.items():
+        for span in doc_spans:
+            value = texts[doc_id][span.start : span.end].strip()
+            if len(value) >= min_chars:
+                values[group_of(doc_id)].setdefault(value, span.label)
+    out: dict[str, list[Span]] = {}
+    for doc_id, text in texts.items():
+        found = list(spans.get(doc_id, []))
+        group = values.get(group_of(doc_id), {})
+        if group:
+            pattern = re.compile("|".join(re.escape(v) for v in sorted(group, key=len, reverse=True)))
+            for match in pattern.finditer(text):
+                found.append(Span(match.start(), match.end(), group[match.group()], None, "propagation"))
+        out[doc_id] = merge(found)
+    return out
+
+
+def redact(text: str, spans: Sequence[Span]) -> str:
+    """Typed-tag redaction: every masked span becomes ``[LABEL]``."""
+    pieces, cursor = [], 0
+    for span in merge(spans):
+        pieces.append(text[cursor : span.start])
+        pieces.append(f"[{span.label}]")
+        cursor = span.end
+    pieces.append(text[cursor:])
+    return "".join(pieces)
+
+
+def loss_mask_for_tokenizer(text: str, spans: Sequence[Span], tokenizer) -> tuple[list[int], list[bool]]:
+    """Project mask spans onto a downstream tokenizer: ids plus a per-token "no loss" flag.
+
+    Masked tokens stay in the input (they still give context); only their loss is dropped.
+    A token is masked when any of its characters is masked.
+    """
+    enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+    covered = np.zeros(len(text) + 1, dtype=np.int64)
+    for span in merge(spans):
+        covered[span.start + 1 : span.end + 1] += 1
+    prefix = np.cumsum(covered > 0)
+    mask = []
+    for start, end in enc["offset_mapping"]:
+        mask.append(bool(end > start and prefix[end] - prefix[start] > 0))
+    return list(enc["input_ids"]), mask

@@ -1,0 +1,560 @@
+"""The stages of a curation run as plain functions over the warehouse.
+
+Each stage reads its inputs from DuckDB, writes its outputs back, and returns a small summary of
+counts and rates (never private values) that the Dagster layer shows as metadata. The Dagster
+assets in ``assets/`` are thin wrappers over these functions; ``curation eval`` and the tests
+call them directly.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import numpy as np
+import polars as pl
+
+from curation.calibration import (
+    AppliedCalibration,
+    Calibration,
+    ScoredDoc,
+    calibrate,
+    evaluate,
+    finite_or_none,
+)
+from curation.card import CardInfo
+from curation.config import CurationConfig
+from curation.ingest import ingest
+from curation.labeled import load_labeled, split_records
+from curation.masking import combine, propagate_duplicates, redact, surprise_spans
+from curation.scoring import ReferenceScorer
+from curation.spans import Span
+from curation.warehouse import (
+    Warehouse,
+    cached_shas,
+    load_token_scores,
+    token_scores_frame,
+)
+from curation.windows import WindowSpec, build_windows
+
+VALIDATION = "validation"
+CORPUS = "corpus"
+SCORE_BATCH_DOCS = 64
+
+
+# -- ingestion -------------------------------------------------------------------------------
+def ingest_stage(config: CurationConfig, warehouse: Warehouse) -> dict:
+    """Load the input into ``documents``; rejects go to ``quarantine``; counts must reconcile."""
+    result = ingest(config.input_path, batch_id=config.batch_id)
+    if not result.reconciles():
+        raise RuntimeError(
+            f"ingest of {config.input_path} lost records: {result.n_input} in, "
+            f"{result.documents.height} documents + {result.quarantine.height} quarantined"
+        )
+    batch = [config.batch_id]
+    warehouse.replace("documents", result.documents, "batch_id = ?", batch)
+    quarantine = result.quarantine.with_columns(pl.lit(config.batch_id).alias("batch_id"))
+    warehouse.replace("quarantine", quarantine, "batch_id = ?", batch)
+    gold = result.gold_spans.with_columns(pl.lit(CORPUS).alias("dataset"))
+    warehouse.replace(
+        "gold_spans", gold, "dataset = ? AND doc_id IN (SELECT doc_id FROM documents WHERE batch_id = ?)",
+        [CORPUS, config.batch_id],
+    )
+    reasons = quarantine.group_by(pl.col("reason").str.split(";").list.first()).len() if quarantine.height else None
+    return {
+        "records_in": result.n_input,
+        "documents": result.documents.height,
+        "quarantined": result.quarantine.height,
+        "reconciles": True,
+        "characters": int(result.documents["n_chars"].sum() or 0),
+        "gold_spans": result.gold_spans.height,
+        "quarantine_reasons": {r[0]: r[1] for r in reasons.iter_rows()} if reasons is not None else {},
+    }
+
+
+def validation_stage(config: CurationConfig, warehouse: Warehouse) -> dict:
+    """Load the labeled validation set and split it into calibration and held-out parts."""
+    records = load_labeled(config.validation_path)
+    calib, heldout = split_records(records, 1 - config.calibration.heldout_fraction, config.calibration.seed)
+    rows, gold = [], []
+    for split, part in (("calibration", calib), ("heldout", heldout)):
+        for r in part:
+            rows.append((VALIDATION, r.id, r.scope_id or r.id, r.kind, r.text, sha256_text(r.text), len(r.text), split))
+            gold.extend((VALIDATION, r.id, s.start, s.end, s.label) for s in r.spans)
+    docs = pl.DataFrame(
+        rows, schema=["dataset", "doc_id", "scope_id", "kind", "text", "sha256", "n_chars", "split"], orient="row"
+    )
+    spans = pl.DataFrame(gold, schema=["dataset", "doc_id", "start", "end", "label"], orient="row")
+    warehouse.replace("validation_docs", docs, "dataset = ?", [VALIDATION])
+    warehouse.replace("gold_spans", spans, "dataset = ?", [VALIDATION])
+    return {
+        "source": str(config.validation_path.name),
+        "records": len(records),
+        "calibration_records": len(calib),
+        "heldout_records": len(heldout),
+        "gold_spans": len(gold),
+    }
+
+
+def sha256_text(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+# -- scoring ---------------------------------------------------------------------------------
+def texts_to_score(config: CurationConfig, warehouse: Warehouse) -> pl.DataFrame:
+    """Distinct (sha256, text) of the batch's documents and the validation set."""
+    return warehouse.query(
+        "SELECT sha256, any_value(text) AS text, any_value(n_chars) AS n_chars FROM ("
+        " SELECT sha256, text, n_chars FROM documents WHERE batch_id = ?"
+        " UNION ALL SELECT sha256, text, n_chars FROM validation_docs) GROUP BY sha256 ORDER BY sha256",
+        [config.batch_id],
+    )
+
+
+def score_stage(config: CurationConfig, warehouse: Warehouse, scorer: ReferenceScorer, progress=None) -> dict:
+    """Score every text not yet cached for this model key, streaming bounded batches into DuckDB."""
+    model_key = scorer.model_key
+    wanted = texts_to_score(config, warehouse)
+    done = cached_shas(warehouse, model_key)
+    todo = wanted.filter(~pl.col("sha256").is_in(list(done)))
+    calls_before, tokens_before = scorer.stats.model_calls, scorer.stats.tokens_scored
+    started = time.perf_counter()
+    for offset in range(0, todo.height, SCORE_BATCH_DOCS):
+        chunk = todo.slice(offset, SCORE_BATCH_DOCS)
+        scored = scorer.score_texts(chunk["text"].to_list())
+        warehouse.append("token_scores", token_scores_frame(model_key, chunk["sha256"].to_list(), scored))
+        if progress:
+            progress(f"scored {min(offset + SCORE_BATCH_DOCS, todo.height)}/{todo.height} texts")
+    elapsed = time.perf_counter() - started
+    tokens = scorer.stats.tokens_scored - tokens_before
+    return {
+        "model_key": model_key,
+        **scorer.description,
+        "texts": wanted.height,
+        "texts_scored": todo.height,
+        "texts_cached": wanted.height - todo.height,
+        "model_calls": scorer.stats.model_calls - calls_before,
+        "tokens_scored": tokens,
+        "tokens_per_s": round(tokens / elapsed, 1) if elapsed > 0 and tokens else None,
+        "model_load_s": round(scorer.stats.load_seconds, 2),
+    }
+
+
+# -- loading documents with their facts ------------------------------------------------------
+def load_scored_docs(
+    warehouse: Warehouse, model_key: str, dataset: str, *, batch_id: str = "", split: str = ""
+) -> list[ScoredDoc]:
+    """Documents of a dataset with token scores, gold spans and detector spans attached."""
+    if dataset == VALIDATION:
+        docs = warehouse.query(
+            "SELECT doc_id, text, kind, sha256, scope_id FROM validation_docs WHERE dataset = ?"
+            + (" AND split = ?" if split else "") + " ORDER BY doc_id",
+            [VALIDATION] + ([split] if split else []),
+        )
+    else:
+        docs = warehouse.query(
+            "SELECT doc_id, text, kind, sha256, scope_id FROM documents WHERE batch_id = ? ORDER BY doc_id",
+            [batch_id],
+        )
+    scores = load_token_scores(warehouse, model_key, docs["sha256"].to_list())
+    gold = spans_by_doc(warehouse, "gold_spans", dataset, docs["doc_id"].to_list())
+    detected = spans_by_doc(warehouse, "detector_spans", dataset, docs["doc_id"].to_list())
+    out = []
+    for row in docs.iter_rows(named=True):
+        if row["sha256"] not in scores:
+            raise RuntimeError(f"document {row['doc_id']} has no token scores for {model_key}; run scoring first")
+        out.append(
+            ScoredDoc(
+                row["doc_id"], row["text"], row["kind"], scores[row["sha256"]],
+                gold.get(row["doc_id"], []), detected.get(row["doc_id"], []),
+            )
+        )
+    return out
+
+
+def spans_by_doc(warehouse: Warehouse, table: str, dataset: str, doc_ids: Sequence[str]) -> dict[str, list[Span]]:
+    with warehouse.connect() as con:
+        con.register("_ids", pl.DataFrame({"doc_id": list(doc_ids)}, schema={"doc_id": pl.String}).to_arrow())
+        cols = '"start", "end", label' + (", score, source" if table == "detector_spans" else "")
+        frame = con.execute(
+            f"SELECT doc_id, {cols} FROM {table} JOIN _ids USING (doc_id) WHERE dataset = ? ORDER BY doc_id, \"start\"",
+            [dataset],
+        ).pl()
+    out: dict[str, list[Span]] = {}
+    for row in frame.iter_rows(named=True):
+        out.setdefault(row["doc_id"], []).append(
+            Span(row["start"], row["end"], row["label"], row.get("score"), row.get("source") or "gold")
+        )
+    return out
+
+
+# -- windows ---------------------------------------------------------------------------------
+def window_stage(config: CurationConfig, warehouse: Warehouse, model_key: str, specs: Iterable[WindowSpec]) -> dict:
+    """Window scores of the batch's documents (facts for browsing lineage and drift checks)."""
+    docs = warehouse.query("SELECT DISTINCT sha256, text FROM documents WHERE batch_id = ?", [config.batch_id])
+    scores = load_token_scores(warehouse, model_key, docs["sha256"].to_list())
+    frames, summary = [], {}
+    for spec in specs:
+        all_scores = []
+        for sha, text in docs.iter_rows():
+            windows = build_windows(scores[sha], spec, text)
+            n = len(windows)
+            all_scores.append(windows.score)
+            frames.append(
+                pl.DataFrame(
+                    {
+                        "model_key": [model_key] * n, "doc_sha256": [sha] * n, "spec": [spec.name] * n,
+                        "window_idx": np.arange(n, dtype=np.int32), "tok_start": windows.tok_start.astype(np.int32),
+                        "tok_end": windows.tok_end.astype(np.int32), "score": windows.score,
+                        "valid": windows.valid,
+                    }
+                )
+            )
+        flat = np.concatenate(all_scores) if all_scores else np.zeros(0)
+        finite = flat[np.isfinite(flat)]
+        summary[spec.name] = {
+            "windows": int(flat.size),
+            "invalid": int(flat.size - finite.size),
+            "mean": round(float(finite.mean()), 4) if finite.size else None,
+            "p95": round(float(np.quantile(finite, 0.95)), 4) if finite.size else None,
+        }
+    frame = pl.concat(frames) if frames else pl.DataFrame()
+    shas = docs["sha256"].to_list()
+    with warehouse.connect() as con:
+        con.register("_shas", pl.DataFrame({"sha": shas}, schema={"sha": pl.String}).to_arrow())
+        con.execute("DELETE FROM window_scores WHERE model_key = ? AND doc_sha256 IN (SELECT sha FROM _shas)", [model_key])
+    warehouse.append("window_scores", frame)
+    return summary
+
+
+# -- detectors -------------------------------------------------------------------------------
+def detect_stage(config: CurationConfig, warehouse: Warehouse, suite, progress=None) -> dict:
+    """Run the detector suite on the batch and the validation set; spans are stored as facts."""
+    summary = {}
+    for dataset, sql, params in (
+        (CORPUS, "SELECT doc_id, text, kind FROM documents WHERE batch_id = ? ORDER BY doc_id", [config.batch_id]),
+        (VALIDATION, "SELECT doc_id, text, kind FROM validation_docs ORDER BY doc_id", []),
+    ):
+        docs = warehouse.query(sql, params)
+        started = time.perf_counter()
+        found = suite.detect(docs["text"].to_list(), docs["kind"].to_list()) if docs.height else []
+        rows = [
+            (dataset, doc_id, s.start, s.end, s.label, s.score, s.source)
+            for doc_id, spans in zip(docs["doc_id"].to_list(), found, strict=True)
+            for s in spans
+        ]
+        frame = pl.DataFrame(
+            rows, schema=["dataset", "doc_id", "start", "end", "label", "score", "source"], orient="row"
+        )
+        with warehouse.connect() as con:
+            con.register("_ids", docs.select("doc_id").to_arrow())
+            con.execute("DELETE FROM detector_spans WHERE dataset = ? AND doc_id IN (SELECT doc_id FROM _ids)", [dataset])
+        warehouse.append("detector_spans", frame)
+        labels = frame.group_by("label").len().sort("label") if frame.height else None
+        summary[dataset] = {
+            "documents": docs.height,
+            "spans": frame.height,
+            "seconds": round(time.perf_counter() - started, 2),
+            "by_label": {r[0]: r[1] for r in labels.iter_rows()} if labels is not None else {},
+        }
+        if progress:
+            progress(f"detectors: {dataset} {docs.height} docs, {frame.height} spans")
+    return summary
+
+
+# -- calibration -----------------------------------------------------------------------------
+@dataclass
+class CalibrationOutcome:
+    calibration_id: str
+    calibration: Calibration
+    validation: dict
+    heldout: dict
+    per_policy: list[dict]
+
+
+def calibrate_stage(config: CurationConfig, warehouse: Warehouse, model_key: str) -> CalibrationOutcome:
+    """Choose policy, window, consensus and threshold on the calibration split; report held-out."""
+    calib_docs = load_scored_docs(warehouse, model_key, VALIDATION, split="calibration")
+    heldout_docs = load_scored_docs(warehouse, model_key, VALIDATION, split="heldout")
+    cfg = config.calibration
+    calibration = calibrate(
+        calib_docs,
+        policies=cfg.policies,
+        objective=cfg.objective,
+        collateral_budget=cfg.collateral_budget,
+        coverage_target=cfg.coverage_target,
+        min_kind_docs=cfg.min_kind_docs,
+    )
+    calibration_id = f"cal-{datetime.now(UTC):%Y%m%dT%H%M%S%f}"
+    validation = evaluate(calib_docs, calibration)
+    heldout = evaluate(heldout_docs, calibration)
+    per_policy = best_per_policy(calibration)
+    summary = {
+        **calibration.to_dict(),
+        "validation": validation,
+        "heldout": heldout,
+        "per_policy": per_policy,
+        "model_key": model_key,
+    }
+    point = calibration.point
+    warehouse.append(
+        "calibration",
+        pl.DataFrame(
+            {
+                "calibration_id": [calibration_id], "created_at": [datetime.now(UTC).replace(tzinfo=None)],
+                "model_key": [model_key], "policy": [calibration.policy],
+                "params": [json.dumps(calibration.params.to_dict())], "threshold": [finite_or_none(point.threshold)],
+                "objective": [point.objective], "summary": [json.dumps(summary, default=str)],
+            }
+        ),
+    )
+    rows = [c.to_row() for c in calibration.candidates]
+    warehouse.append(
+        "calibration_candidates",
+        pl.DataFrame(
+            [(calibration_id, r["policy"], r["params"], r["threshold"], r["tpr"], r["fpr"], r["precision"], r["f1"],
+              r["surprise_auroc"]) for r in rows],
+            schema=["calibration_id", "policy", "params", "threshold", "tpr", "fpr", "precision", "f1",
+                    "surprise_auroc"],
+            orient="row",
+        ),
+    )
+    s = calibration.best_sweep
+    keep = np.unique(np.linspace(0, max(len(s.thresholds) - 1, 0), num=min(len(s.thresholds), 400)).astype(int))
+    warehouse.append(
+        "roc_points",
+        pl.DataFrame(
+            {
+                "calibration_id": [calibration_id] * len(keep),
+                "threshold": [finite_or_none(v) for v in s.thresholds[keep]],
+                "tpr": s.tpr[keep], "fpr": s.fpr[keep], "precision": s.precision[keep],
+            }
+        ),
+    )
+    return CalibrationOutcome(calibration_id, calibration, validation, heldout, per_policy)
+
+
+def best_per_policy(calibration: Calibration) -> list[dict]:
+    """The best candidate of each policy (for the 'where surprise helps' comparison)."""
+    best: dict[str, dict] = {}
+    for candidate in calibration.candidates:
+        row = candidate.to_row()
+        if candidate.policy not in best or row["f1"] > best[candidate.policy]["f1"]:
+            best[candidate.policy] = row
+    return [best[p] for p in sorted(best)]
+
+
+def latest_calibration(warehouse: Warehouse, model_key: str) -> tuple[str, AppliedCalibration, dict]:
+    frame = warehouse.query(
+        "SELECT calibration_id, summary FROM calibration WHERE model_key = ? ORDER BY created_at DESC LIMIT 1",
+        [model_key],
+    )
+    if frame.height == 0:
+        raise RuntimeError(f"no calibration stored for {model_key}; materialize threshold_calibration first")
+    summary = json.loads(frame["summary"][0])
+    return frame["calibration_id"][0], Calibration.applied(summary), summary
+
+
+# -- masking and views -----------------------------------------------------------------------
+def mask_stage(config: CurationConfig, warehouse: Warehouse, model_key: str) -> dict:
+    """Apply the stored calibration to the batch: surprise + detector spans, then propagation."""
+    calibration_id, applied, _ = latest_calibration(warehouse, model_key)
+    docs = load_scored_docs(warehouse, model_key, CORPUS, batch_id=config.batch_id)
+    scope_rows = warehouse.query("SELECT doc_id, scope_id FROM documents WHERE batch_id = ?", [config.batch_id])
+    scope_of = dict(scope_rows.iter_rows())
+    texts = {d.doc_id: d.text for d in docs}
+    selected = {d.doc_id: combine(applied.policy, d.detected, surprise_spans(d, applied)) for d in docs}
+    masked = propagate_duplicates(
+        texts, selected, scope_of, scope=config.masking.propagation_scope,
+        min_chars=config.masking.min_propagation_chars,
+    )
+    rows = [
+        (config.batch_id, doc_id, s.start, s.end, s.label, s.score, s.source or "detector", calibration_id)
+        for doc_id, spans in masked.items()
+        for s in spans
+    ]
+    frame = pl.DataFrame(
+        rows, schema=["batch_id", "doc_id", "start", "end", "label", "score", "source", "calibration_id"],
+        orient="row",
+    )
+    warehouse.replace("mask_spans", frame, "batch_id = ?", [config.batch_id])
+    total = sum(len(t) for t in texts.values())
+    masked_chars = int(sum(e - s for _, _, s, e, *_ in rows))
+    return {
+        "calibration_id": calibration_id,
+        "policy": applied.policy,
+        "documents": len(docs),
+        "mask_spans": len(rows),
+        "masked_chars": masked_chars,
+        "masked_fraction": round(masked_chars / total, 4) if total else None,
+        "by_source": _count(frame, "source"),
+        "by_label": _count(frame, "label"),
+    }
+
+
+def _count(frame: pl.DataFrame, column: str) -> dict:
+    if frame.height == 0:
+        return {}
+    return {r[0]: r[1] for r in frame.group_by(column).len().sort(column).iter_rows()}
+
+
+def mask_spans_by_doc(warehouse: Warehouse, batch_id: str) -> dict[str, list[Span]]:
+    frame = warehouse.query(
+        'SELECT doc_id, "start", "end", label, score, source FROM mask_spans WHERE batch_id = ? ORDER BY doc_id, "start"',
+        [batch_id],
+    )
+    out: dict[str, list[Span]] = {}
+    for doc_id, start, end, label, score, source in frame.iter_rows():
+        out.setdefault(doc_id, []).append(Span(start, end, label, score, source))
+    return out
+
+
+def batch_documents(warehouse: Warehouse, batch_id: str) -> pl.DataFrame:
+    return warehouse.query(
+        "SELECT doc_id, scope_id, kind, text FROM documents WHERE batch_id = ? ORDER BY doc_id", [batch_id]
+    )
+
+
+def training_view_stage(config: CurationConfig, warehouse: Warehouse) -> dict:
+    """Original text plus loss-mask spans: masked tokens stay in context but carry no loss."""
+    docs = batch_documents(warehouse, config.batch_id)
+    spans = mask_spans_by_doc(warehouse, config.batch_id)
+    rows = [
+        (config.batch_id, doc_id, scope_id, kind, text,
+         json.dumps([[s.start, s.end, s.label] for s in spans.get(doc_id, [])]))
+        for doc_id, scope_id, kind, text in docs.iter_rows()
+    ]
+    frame = pl.DataFrame(rows, schema=VIEW_COLUMNS + ["loss_mask_spans"], orient="row")
+    warehouse.replace("training_view", frame, "batch_id = ?", [config.batch_id])
+    masked = sum(s.length for doc_spans in spans.values() for s in doc_spans)
+    return {"documents": docs.height, "documents_with_masks": len(spans), "loss_masked_chars": masked}
+
+
+def redacted_view_stage(config: CurationConfig, warehouse: Warehouse) -> dict:
+    """Every masked span replaced by a typed tag such as ``[EMAIL_ADDRESS]``."""
+    docs = batch_documents(warehouse, config.batch_id)
+    spans = mask_spans_by_doc(warehouse, config.batch_id)
+    rows = [
+        (config.batch_id, doc_id, scope_id, kind, redact(text, spans.get(doc_id, [])))
+        for doc_id, scope_id, kind, text in docs.iter_rows()
+    ]
+    frame = pl.DataFrame(rows, schema=VIEW_COLUMNS, orient="row")
+    warehouse.replace("redacted_view", frame, "batch_id = ?", [config.batch_id])
+    return {"documents": docs.height, "tags": sum(len(v) for v in spans.values())}
+
+
+VIEW_COLUMNS = ["batch_id", "doc_id", "scope_id", "kind", "text"]
+
+
+def surrogate_stage(config: CurationConfig, warehouse: Warehouse, engine, vault) -> dict:
+    """Rewrite masked spans per the redaction convention; the surrogate map goes to the vault only."""
+    from curation.surrogates import Scope
+
+    docs = batch_documents(warehouse, config.batch_id)
+    spans = mask_spans_by_doc(warehouse, config.batch_id)
+    engine.register_originals(
+        s.text_of(text) for doc_id, text in zip(docs["doc_id"], docs["text"], strict=True) for s in spans.get(doc_id, [])
+    )
+    rows, replaced = [], 0
+    for doc_id, scope_id, kind, text in docs.iter_rows():
+        result = engine.apply(text, spans.get(doc_id, []), Scope(doc_id, scope_id))
+        replaced += len(result.replacements)
+        rows.append((config.batch_id, doc_id, scope_id, kind, result.text, len(result.replacements)))
+    frame = pl.DataFrame(rows, schema=["batch_id", "doc_id", "scope_id", "kind", "text", "n_replacements"], orient="row")
+    warehouse.replace("surrogate_view", frame, "batch_id = ?", [config.batch_id])
+    stored = vault.upsert(engine.records())
+    return {"documents": docs.height, "replacements": replaced, "vault_records": stored, "key_id": engine.key_id}
+
+
+
+
+# -- dataset card and release ----------------------------------------------------------------
+def card_info(
+    config: CurationConfig, warehouse: Warehouse, model_key: str, *, versions: dict, key_id: str,
+    is_dev_key: bool, gates: dict[str, dict], convention_yaml: str, plots: dict[str, str],
+) -> CardInfo:
+    """Everything the dataset card prints, from the warehouse (counts, metrics, gates; no values)."""
+    from curation.card import CardInfo
+
+    batch = config.batch_id
+    counts = warehouse.query(
+        "SELECT (SELECT count(*) FROM documents WHERE batch_id = $1) AS docs,"
+        " (SELECT count(*) FROM quarantine WHERE batch_id = $1) AS quarantined,"
+        " (SELECT coalesce(sum(n_chars), 0) FROM documents WHERE batch_id = $1) AS chars,"
+        ' (SELECT coalesce(sum("end" - "start"), 0) FROM mask_spans WHERE batch_id = $1) AS masked',
+        [batch],
+    ).row(0, named=True)
+    labels = warehouse.query("SELECT label, count(*) AS n FROM mask_spans WHERE batch_id = ? GROUP BY 1 ORDER BY 1", [batch])
+    _, applied, summary = latest_calibration(warehouse, model_key)
+    validation = summary["validation"]
+    heldout = summary["heldout"]
+    residual = gates.get("residual_detector_audit")
+    leak = gates.get("residual_leak_scan", {})
+    limitations = []
+    if is_dev_key:
+        limitations.append("Surrogates were made with a generated DEV key: this build is not a real delivery.")
+    return CardInfo(
+        pretty_name=config.release.pretty_name,
+        summary=(
+            "Privacy-sanitized text/code corpus produced by `curation`: detector and surprise-masking spans, "
+            "rewritten with consistent fictional surrogates (and a typed-tag redacted view)."
+        ),
+        license=config.release.license,
+        tags=["privacy", "pii-redaction", "surprise-masking"],
+        source_batches=[batch],
+        documents=counts["docs"],
+        quarantined=counts["quarantined"],
+        masked_chars=int(counts["masked"]),
+        total_chars=int(counts["chars"]),
+        spans_per_label=dict(labels.iter_rows()),
+        convention_yaml=convention_yaml,
+        key_id=key_id,
+        detectors=versions,
+        reference_model={"model_key": model_key, "scoring": config.scoring.cache_fields()},
+        thresholds={
+            "policy": applied.policy,
+            "params": applied.params.name,
+            "threshold": finite_or_none(applied.threshold),
+            "per_kind_thresholds": {k: finite_or_none(v) for k, v in applied.per_kind_thresholds.items()},
+            "objective": config.calibration.objective,
+            "collateral_budget": config.calibration.collateral_budget,
+        },
+        validation_metrics={**(validation["metrics"] or {}), "auroc": validation["auroc"]},
+        held_out_metrics={**(heldout["metrics"] or {}), "auroc": heldout["auroc"]},
+        plots=plots,
+        collateral={
+            "heldout_collateral_rate": (heldout["metrics"] or {}).get("fpr"),
+            "heldout_coverage": (heldout["metrics"] or {}).get("tpr"),
+            "batch_masked_fraction": round(counts["masked"] / counts["chars"], 4) if counts["chars"] else None,
+        },
+        residual_audit=residual,
+        known_value_findings=leak.get("findings"),
+        gates=gates,
+        limitations=limitations,
+        contact=config.release.contact,
+    )
+
+
+def release_tables(config: CurationConfig, warehouse: Warehouse) -> dict[str, pl.DataFrame]:
+    """The tables a release ships: the configured views, never the vault or raw text by default."""
+    batch = [config.batch_id]
+    tables = {}
+    if "surrogate" in config.release.views:
+        tables["surrogate"] = warehouse.query(
+            "SELECT doc_id, scope_id, kind, text FROM surrogate_view WHERE batch_id = ? ORDER BY doc_id", batch
+        )
+    if "redacted" in config.release.views:
+        tables["redacted"] = warehouse.query(
+            "SELECT doc_id, scope_id, kind, text FROM redacted_view WHERE batch_id = ? ORDER BY doc_id", batch
+        )
+    if config.release.include_training_view:
+        tables["training"] = warehouse.query(
+            "SELECT doc_id, scope_id, kind, text, loss_mask_spans FROM training_view WHERE batch_id = ? ORDER BY doc_id",
+            batch,
+        )
+    return tables

@@ -1,0 +1,1099 @@
+"""Deterministic, format-preserving surrogates for detected entities, driven by the convention.
+
+Every replacement is chosen by HMAC-SHA256(key, scope | entity type | normalized value), so the
+same original gets the same surrogate within a scope, unrelated ones across scopes, and entirely
+new ones after a key rotation, without storing anything but keyed HMACs. Replacement values come
+only from fictional or reserved ranges (Faker names, example.* domains, 555-01xx phones, 9xx SSNs,
+documentation IP ranges), and never equal an original seen in the batch.
+
+Nothing here (reprs, exceptions, log lines) ever contains an original value.
+"""
+
+from __future__ import annotations
+
+import calendar
+import datetime as dt
+import hashlib
+import hmac
+import ipaddress
+import logging
+import random
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from functools import cache
+
+from faker import Faker
+
+from curation import spans as S
+from curation.convention import Convention, Rule
+from curation.vault import VaultRecord, _frame, hmac_value, normalize_value
+
+log = logging.getLogger(__name__)
+
+MAX_DRAWS = 200
+STRICT_NAME_DRAWS = 32
+EXAMPLE_DOMAINS = ("example.com", "example.net", "example.org")
+DOC_V4_NETS = ("192.0.2", "198.51.100", "203.0.113")
+MASK_CHAR = "*"
+
+
+# --------------------------------------------------------------------------------------------
+# Public value types
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """Ids of the nested scopes a text belongs to; a rule's ``scope`` picks which id links values.
+
+    A missing conversation/account id falls back to the next narrower one (never wider), so
+    leaving it out can only make linking stricter.
+    """
+
+    document: str
+    conversation: str | None = None
+    account: str | None = None
+
+    def key_for(self, level: str) -> str:
+        if level == "global":
+            return "global"
+        chain = {"document": ("document",), "conversation": ("conversation", "document")}
+        for name in chain.get(level, ("account", "conversation", "document")):
+            value = getattr(self, name)
+            if value:
+                return f"{name}:{value}"
+        raise SurrogateError("scope has no document id")
+
+
+ScopeLike = str | Scope
+
+
+@dataclass(frozen=True, slots=True)
+class Replacement:
+    """Where one span went: original offsets, offsets in the rewritten text, label and style used."""
+
+    start: int
+    end: int
+    new_start: int
+    new_end: int
+    label: str
+    style: str
+
+
+@dataclass(frozen=True, slots=True)
+class RewriteResult:
+    text: str
+    replacements: list[Replacement]
+
+
+class SurrogateError(ValueError):
+    """A span or value that cannot be rewritten; messages name labels and offsets, never values."""
+
+
+# --------------------------------------------------------------------------------------------
+# Names: parsing mentions and grouping them into identities
+
+_TITLE_GENDER = {
+    "mr": "male",
+    "sir": "male",
+    "mrs": "female",
+    "ms": "female",
+    "miss": "female",
+    "madam": "female",
+    "mx": None,
+    "dr": None,
+    "prof": None,
+}
+_TITLE_RE = re.compile(r"^((?:(?:" + "|".join(_TITLE_GENDER) + r")\.?\s+)+)", re.IGNORECASE)
+_SUFFIX_RE = re.compile(r"(,?\s+(?:jr|sr|ii|iii|iv|phd|md)\.?)$", re.IGNORECASE)
+_POSSESSIVE_RE = re.compile(r"['\u2019]s?$")
+_PARTICLES = frozenset(
+    {"van", "von", "de", "der", "den", "del", "della", "da", "di", "du", "la", "le", "bin", "al", "st."}
+)
+_NAME_TOKEN_RE = re.compile(r"[^\W\d_][\w'\u2019.-]*")
+
+
+@cache
+def _first_name_genders() -> dict[str, str | None]:
+    """Casefolded first name -> 'male' / 'female' / None (in both lists), from Faker en_US."""
+    from faker.providers.person.en_US import Provider
+
+    male = {n.casefold() for n in Provider.first_names_male}
+    female = {n.casefold() for n in Provider.first_names_female}
+    out: dict[str, str | None] = {n: "male" for n in male - female}
+    out.update({n: "female" for n in female - male})
+    out.update({n: None for n in male & female})
+    return out
+
+
+@dataclass(frozen=True)
+class NameMention:
+    """A parsed person mention; original tokens are kept for casing only and never shown in reprs."""
+
+    title: str = ""
+    first: str | None = None
+    middle: tuple[str, ...] = ()
+    last: str | None = None
+    suffix: str = ""
+    comma: bool = False
+    possessive: str = ""
+    gender: str | None = None
+
+    def __repr__(self) -> str:
+        return "NameMention(<redacted>)"
+
+    @property
+    def first_key(self) -> str | None:
+        return _name_key(self.first)
+
+    @property
+    def last_key(self) -> str | None:
+        return _name_key(self.last)
+
+    @property
+    def initial(self) -> bool:
+        return self.first is not None and len(self.first.rstrip(".")) == 1
+
+
+def _name_key(token: str | None) -> str | None:
+    return None if token is None else token.rstrip(".").casefold()
+
+
+def parse_name(value: str) -> NameMention | None:
+    """Split a person mention into title / first / middle / last / suffix, or None if it is no name."""
+    text, possessive = value.strip(), ""
+    match = _POSSESSIVE_RE.search(text)
+    if match and match.start() > 0:
+        text, possessive = text[: match.start()], match.group()
+    match = _TITLE_RE.match(text)
+    title = match.group(1) if match else ""
+    text = text[len(title) :]
+    match = _SUFFIX_RE.search(text)
+    suffix = match.group(1) if match else ""
+    text = text[: len(text) - len(suffix)].strip()
+    comma = "," in text
+    if comma:
+        last_part, first_part = text.split(",", 1)
+        tokens = first_part.split() + last_part.split()
+        if len(last_part.split()) != 1 or not first_part.split():
+            return None
+    else:
+        tokens = text.split()
+    if not tokens or not all(_NAME_TOKEN_RE.fullmatch(t) for t in tokens):
+        return None
+    gender = None
+    for word in re.findall(r"[a-z]+", title.casefold()):
+        gender = gender or _TITLE_GENDER.get(word)
+    base = NameMention(title=title, suffix=suffix, comma=comma, possessive=possessive, gender=gender)
+    if len(tokens) == 1:
+        return replace(base, last=tokens[0]) if title else replace(base, first=tokens[0])
+    first, *middle, last = tokens
+    while middle and middle[-1].casefold() in _PARTICLES:
+        last = f"{middle.pop()} {last}"
+    return replace(base, first=first, middle=tuple(middle), last=last)
+
+
+class Identity:
+    """One person within a scope: the known first/last name keys and a gender cue."""
+
+    __slots__ = ("first", "gender", "key", "last", "names", "number")
+
+    def __init__(self, number: int, first: str | None, last: str | None, gender: str | None) -> None:
+        self.number = number
+        self.first = first
+        self.last = last
+        self.gender = gender or _first_name_genders().get(first or "")
+        self.key = f"f:{first or ''}|l:{last or ''}"
+        self.names: tuple[str, str] | None = None
+
+    def __repr__(self) -> str:
+        return f"Identity(#{self.number})"
+
+    @property
+    def full(self) -> bool:
+        return self.first is not None and self.last is not None
+
+
+@dataclass(frozen=True)
+class LocalPattern:
+    """How an email local part / username is built from a name: kind, separator, trailing digits."""
+
+    kind: str
+    sep: str = ""
+    digits: int = 0
+    upper: bool = False
+
+    def render(self, first: str, last: str, rng: random.Random) -> str:
+        f, l_ = re.sub(r"[^a-z]", "", first.casefold()), re.sub(r"[^a-z]", "", last.casefold())
+        core = {
+            "first_last": f"{f}{self.sep}{l_}",
+            "last_first": f"{l_}{self.sep}{f}",
+            "initial_last": f"{f[:1]}{self.sep}{l_}",
+            "first": f,
+            "last": l_,
+            "flast": f"{f[:1]}{l_}",
+            "firstlast": f"{f}{l_}",
+            "firstl": f"{f}{l_[:1]}",
+        }[self.kind]
+        core += "".join(str(rng.randrange(10)) for _ in range(self.digits))
+        return core.upper() if self.upper else core
+
+
+class IdentityResolver:
+    """Groups all PERSON mentions and email/username local parts of one scope into identities.
+
+    Feed everything first (:meth:`feed`), then resolve: full names define identities, then
+    ``first.last`` emails, then partial mentions ("Dana", "Ms. Whitfield") attach to the single
+    identity they fit; ambiguous partials become identities of their own.
+    """
+
+    def __init__(self) -> None:
+        self.identities: list[Identity] = []
+        self._exact: dict[tuple[str | None, str | None], Identity] = {}
+        self._raw: dict[str, Identity] = {}
+        self._persons: dict[str, tuple[Identity, NameMention | None]] = {}
+        self._locals: dict[str, tuple[Identity, LocalPattern] | None] = {}
+
+    def __repr__(self) -> str:
+        return f"IdentityResolver(identities={len(self.identities)})"
+
+    def feed(self, persons: Iterable[str] = (), emails: Iterable[str] = ()) -> None:
+        persons, emails = sorted(set(persons)), sorted(set(emails))
+        parsed = [(value, parse_name(value)) for value in persons]
+        for value, mention in parsed:
+            if mention is not None and mention.first and mention.last and not mention.initial:
+                self.person(value)
+        for email in emails:
+            self.local_part(email.rsplit("@", 1)[0], create=True)
+        for value, _ in parsed:
+            self.person(value)
+
+    def person(self, value: str) -> tuple[Identity, NameMention | None]:
+        """The identity of a PERSON mention (created if no existing one fits)."""
+        if value not in self._persons:
+            self._persons[value] = self._resolve_person(value)
+        return self._persons[value]
+
+    def _resolve_person(self, value: str) -> tuple[Identity, NameMention | None]:
+        mention = parse_name(value)
+        if mention is None:  # not name-shaped: one identity per normalized value, never matched
+            raw_key = "raw:" + normalize_value(S.PERSON, value)
+            if raw_key not in self._raw:
+                self._raw[raw_key] = self._new(None, None, None, raw_key)
+            return self._raw[raw_key], None
+        first, last = mention.first_key, mention.last_key
+        if first and last and not mention.initial:
+            return self._get_or_new(first, last, mention.gender), mention
+        if first and last:  # "D. Whitfield"
+            found = self._unique(lambda i: i.last == last and (i.first or "").startswith(first))
+            return found or self._get_or_new(None, last, mention.gender), mention
+        if first:  # single bare token: a first name, else a surname
+            found = self._unique(lambda i: i.first == first)
+            if found is None and first not in _first_name_genders():
+                found = self._unique(lambda i: i.last == first)
+                if found is not None:
+                    return self._note(found, mention.gender), replace(mention, first=None, last=mention.first)
+            return self._note(found, mention.gender) or self._get_or_new(first, None, mention.gender), mention
+        found = self._unique(lambda i: i.last == last)
+        return self._note(found, mention.gender) or self._get_or_new(None, last, mention.gender), mention
+
+    def local_part(self, local: str, create: bool = False) -> tuple[Identity, LocalPattern] | None:
+        """The identity behind an email local part or username, with the pattern to rebuild it."""
+        key = f"{int(create)}:{local.casefold()}"
+        if key not in self._locals:
+            self._locals[key] = self._resolve_local(local, create)
+        return self._locals[key]
+
+    def _resolve_local(self, local: str, create: bool) -> tuple[Identity, LocalPattern] | None:
+        core = local.split("+", 1)[0]
+        match = re.fullmatch(r"([A-Za-z]+)(?:([._-])([A-Za-z]+))?(\d*)", core)
+        if not match:
+            return None
+        a, sep, b, digits = match.group(1).casefold(), match.group(2) or "", match.group(3), match.group(4)
+        upper = core.isupper()
+        if b is not None:
+            b = b.casefold()
+            if len(a) == 1:
+                found = self._unique(lambda i: i.last == b and (i.first or "").startswith(a))
+                found = found or (self._get_or_new(None, b, None) if create else None)
+                return (found, LocalPattern("initial_last", sep, len(digits), upper)) if found else None
+            if (a, b) not in self._exact and (b, a) in self._exact:
+                return self._exact[(b, a)], LocalPattern("last_first", sep, len(digits), upper)
+            found = self._exact.get((a, b)) or (self._get_or_new(a, b, None) if create else None)
+            return (found, LocalPattern("first_last", sep, len(digits), upper)) if found else None
+        tests: list[tuple[str, Callable[[Identity], bool]]] = [
+            ("first", lambda i: i.first == a),
+            ("last", lambda i: i.last == a),
+            ("flast", lambda i: i.full and (i.first or "")[:1] + (i.last or "") == a),
+            ("firstlast", lambda i: i.full and (i.first or "") + (i.last or "") == a),
+            ("firstl", lambda i: i.full and (i.first or "") + (i.last or "")[:1] == a),
+        ]
+        for kind, test in tests:
+            found = self._unique(test)
+            if found is not None:
+                return found, LocalPattern(kind, "", len(digits), upper)
+        return None
+
+    def _unique(self, test: Callable[[Identity], bool]) -> Identity | None:
+        """The one identity passing ``test`` (full identities first); None if none or ambiguous."""
+        for pool in ([i for i in self.identities if i.full], self.identities):
+            hits = [i for i in pool if test(i)]
+            if len(hits) == 1:
+                return hits[0]
+            if hits:
+                return None
+        return None
+
+    def _note(self, identity: Identity | None, gender: str | None) -> Identity | None:
+        if identity is not None and identity.gender is None and identity.names is None:
+            identity.gender = gender
+        return identity
+
+    def _get_or_new(self, first: str | None, last: str | None, gender: str | None) -> Identity:
+        found = self._exact.get((first, last))
+        return self._note(found, gender) or self._new(first, last, gender)
+
+    def _new(self, first: str | None, last: str | None, gender: str | None, key: str = "") -> Identity:
+        identity = Identity(len(self.identities) + 1, first, last, gender)
+        self.identities.append(identity)
+        if key:
+            identity.key = key
+        else:
+            self._exact[(first, last)] = identity
+        return identity
+
+
+def _match_case(template: str, word: str) -> str:
+    """Give ``word`` the letter case style of ``template`` (UPPER, lower, or as drawn)."""
+    letters = [c for c in template if c.isalpha()]
+    if len(letters) > 1 and all(c.isupper() for c in letters):
+        return word.upper()
+    if letters and all(c.islower() for c in letters):
+        return word.lower()
+    return word
+
+
+def _name_token(original: str, drawn: str) -> str:
+    """``drawn`` shaped like ``original``: an initial (with its dot) stays an initial; case kept."""
+    if len(original.rstrip(".")) == 1:
+        drawn = drawn[0] + ("." if original.endswith(".") else "")
+    return _match_case(original, drawn)
+
+
+def render_name(mention: NameMention, first: str, last: str, middles: Sequence[str]) -> str:
+    """Rebuild a mention with surrogate names, keeping title, order, initials, case and suffixes."""
+    out_first = _name_token(mention.first, first) if mention.first is not None else None
+    out_middle = [_name_token(orig, drawn) for orig, drawn in zip(mention.middle, middles, strict=True)]
+    out_last = _match_case(mention.last, last) if mention.last is not None else None
+    if mention.comma:
+        core = f"{out_last}, {' '.join(x for x in (out_first, *out_middle) if x)}"
+    else:
+        core = " ".join(x for x in (out_first, *out_middle, out_last) if x)
+    return f"{mention.title}{core}{mention.suffix}{mention.possessive}"
+
+
+# --------------------------------------------------------------------------------------------
+# Format-preserving generators (pure functions of the value and a seeded RNG)
+
+_HEX = "0123456789abcdef"
+
+
+def _shape(text: str, rng: random.Random, hex_only: bool = False) -> str:
+    """Replace each letter/digit by a random one of the same class; everything else stays.
+
+    Any letter (not only ASCII) is replaced, so no original character of the body survives.
+    """
+    out = []
+    for char in text:
+        if char.isalpha():
+            pool = _HEX[10:] if hex_only else "abcdefghijklmnopqrstuvwxyz"
+            drawn = rng.choice(pool)
+            out.append(drawn.upper() if char.isupper() else drawn)
+        elif char.isalnum():
+            out.append(str(rng.randrange(10)))
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+def _lay_digits(template: str, digits: str) -> str:
+    """Write ``digits`` over the digit positions of ``template`` (separators kept)."""
+    it = iter(digits)
+    return "".join(next(it) if c.isdigit() else c for c in template)
+
+
+def phone_surrogate(value: str, rng: random.Random) -> str | None:
+    """Fictional 555-01xx number in the original layout (+country prefix and separators kept)."""
+    match = re.match(r"^\s*(\+\d{1,3})(?=[\s.\-(])", value)
+    head = match.group(0) if match else ""
+    rest = value[len(head) :]
+    count = sum(c.isdigit() for c in rest)
+    if count == 0:
+        return None
+    keep_one = count == 11 and not head and rest.lstrip(" (").startswith("1")
+    if keep_one:
+        count -= 1
+    if count >= 7:
+        area = "".join(str(rng.randrange(10)) for _ in range(count - 7))
+        area = (str(rng.randrange(2, 10)) + area[1:]) if area else ""
+        digits = area + "55501" + f"{rng.randrange(100):02d}"
+    else:
+        digits = "".join(str(rng.randrange(10)) for _ in range(count))
+    return head + _lay_digits(rest, ("1" if keep_one else "") + digits)
+
+
+def id_surrogate(value: str, rng: random.Random) -> str | None:
+    """Same length, prefix (leading letters + separators) and character classes; hex stays hex."""
+    match = re.match(r"^(?:[A-Za-z]+[-_:#/.])+|^[A-Z]{1,4}(?=\d)", value)
+    prefix = match.group(0) if match else ""
+    body = value[len(prefix) :]
+    if not any(c.isalnum() for c in body):
+        return None
+    hex_only = bool(re.fullmatch(r"[0-9a-f\W_]+|[0-9A-F\W_]+", body)) and any(c.isdigit() for c in body)
+    return prefix + _shape(body, rng, hex_only)
+
+
+def ssn_surrogate(value: str, rng: random.Random) -> str | None:
+    """An SSN in the never-issued 900-999 area, in the original format."""
+    if sum(c.isdigit() for c in value) != 9:
+        return id_surrogate(value, rng)
+    digits = f"{rng.randrange(900, 1000)}{rng.randrange(1, 100):02d}{rng.randrange(1, 10000):04d}"
+    return _lay_digits(value, digits)
+
+
+def iban_surrogate(value: str, rng: random.Random) -> str | None:
+    """Same country code, length and grouping; random BBAN of the same classes, valid check digits."""
+    compact = re.sub(r"[^A-Za-z0-9]", "", value)
+    if len(compact) < 5 or not compact[:2].isalpha():
+        return id_surrogate(value, rng)
+    country, bban = compact[:2].upper(), _shape(compact[4:], rng)
+    numeric = "".join(str(int(c, 36)) for c in (bban + country).upper()) + "00"
+    check = f"{98 - int(numeric) % 97:02d}"
+    new = iter(compact[:2] + check + bban)
+    return "".join(next(new) if c.isascii() and c.isalnum() else c for c in value)
+
+
+def ip_surrogate(value: str, rng: random.Random) -> str | None:
+    """An address from the documentation ranges of the same family; port / prefix suffix kept."""
+    text = value.strip()
+    v4 = re.fullmatch(r"(\d{1,3}(?:\.\d{1,3}){3})((?::\d+)?(?:/\d{1,2})?)", text)
+    if v4:
+        try:
+            ipaddress.IPv4Address(v4.group(1))
+        except ValueError:
+            return None
+        return f"{rng.choice(DOC_V4_NETS)}.{rng.randrange(1, 255)}{v4.group(2)}"
+    v6 = re.fullmatch(r"\[?([0-9A-Fa-f:.]+?)(\]:\d+|/\d{1,3})?\]?", text)
+    if v6:
+        try:
+            ipaddress.IPv6Address(v6.group(1))
+        except ValueError:
+            return None
+        addr = ipaddress.IPv6Address((0x20010DB8 << 96) | rng.getrandbits(64) | 1).compressed
+        suffix = v6.group(2) or ""
+        return f"[{addr}{suffix}" if suffix.startswith("]") else addr + suffix
+    return None
+
+
+def mask_keep_last(value: str, keep_last: int) -> str:
+    """Mask every letter/digit except the last ``keep_last`` ones; separators stay."""
+    total = sum(c.isalnum() for c in value)
+    out, seen = [], 0
+    for char in value:
+        if char.isalnum():
+            seen += 1
+            out.append(char if seen > total - keep_last else MASK_CHAR)
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+_STATES = {
+    "AL": "Alabama",
+    "AK": "Alaska",
+    "AZ": "Arizona",
+    "AR": "Arkansas",
+    "CA": "California",
+    "CO": "Colorado",
+    "CT": "Connecticut",
+    "DE": "Delaware",
+    "FL": "Florida",
+    "GA": "Georgia",
+    "HI": "Hawaii",
+    "ID": "Idaho",
+    "IL": "Illinois",
+    "IN": "Indiana",
+    "IA": "Iowa",
+    "KS": "Kansas",
+    "KY": "Kentucky",
+    "LA": "Louisiana",
+    "ME": "Maine",
+    "MD": "Maryland",
+    "MA": "Massachusetts",
+    "MI": "Michigan",
+    "MN": "Minnesota",
+    "MS": "Mississippi",
+    "MO": "Missouri",
+    "MT": "Montana",
+    "NE": "Nebraska",
+    "NV": "Nevada",
+    "NH": "New Hampshire",
+    "NJ": "New Jersey",
+    "NM": "New Mexico",
+    "NY": "New York",
+    "NC": "North Carolina",
+    "ND": "North Dakota",
+    "OH": "Ohio",
+    "OK": "Oklahoma",
+    "OR": "Oregon",
+    "PA": "Pennsylvania",
+    "RI": "Rhode Island",
+    "SC": "South Carolina",
+    "SD": "South Dakota",
+    "TN": "Tennessee",
+    "TX": "Texas",
+    "UT": "Utah",
+    "VT": "Vermont",
+    "VA": "Virginia",
+    "WA": "Washington",
+    "WV": "West Virginia",
+    "WI": "Wisconsin",
+    "WY": "Wyoming",
+    "DC": "District of Columbia",
+}
+_STATE_BY_NAME = {name.casefold(): code for code, name in _STATES.items()}
+_CITY_STATE_RE = re.compile(
+    r"(?:^|,)\s*(?:\d+[^,]*?\s+)?(?P<city>[A-Za-z][A-Za-z .'-]*?)\s*,\s*(?P<state>[A-Za-z][A-Za-z ]*?)\.?"
+    r"(?:\s+\d{5}(?:-\d{4})?)?\s*(?:,\s*(?:USA|US|United States))?\s*$"
+)
+
+
+def generalize_address(value: str) -> str:
+    """'[City, ST]' when a US city/state is recognizable at the end of the address, else '[ADDRESS]'."""
+    match = _CITY_STATE_RE.search(value.strip())
+    if match:
+        state = match.group("state").strip()
+        code = state.upper() if state.upper() in _STATES else _STATE_BY_NAME.get(state.casefold())
+        city = match.group("city").strip()
+        if code and not re.search(r"\d", city):
+            return f"[{city}, {code}]"
+    return "[ADDRESS]"
+
+
+# --------------------------------------------------------------------------------------------
+# Dates: a constant per-scope day shift, re-emitted in the original written format
+
+_MONTHS = [m.casefold() for m in calendar.month_name[1:]]
+_WEEKDAYS = [d.casefold() for d in calendar.day_name]
+_MON = (
+    r"\b(?P<mon>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+)
+_WD = (
+    r"(?:\b(?P<wd>monday|tuesday|wednesday|thursday|friday|saturday|sunday|mon|tues?|wed|thu(?:rs?)?"
+    r"|fri|sat|sun)\.?,?\s+)?"
+)
+_ORD = r"(?P<ord>st|nd|rd|th)?"
+_DATE_PATTERNS = [
+    ("ymd", _WD + r"(?<!\d)(?P<y>\d{4})(?P<s>[-/.])(?P<m>\d{1,2})(?P=s)(?P<d>\d{1,2})(?!\d)"),
+    ("num", _WD + r"(?<!\d)(?P<a>\d{1,2})(?P<s>[-/.])(?P<b>\d{1,2})(?P=s)(?P<y>\d{4}|\d{2})(?!\d)"),
+    ("mdy", _WD + _MON + r"\s+(?P<d>\d{1,2})" + _ORD + r"(?!\d)(?:,?\s+(?P<y>\d{4})(?!\d))?"),
+    (
+        "dmy",
+        _WD + r"(?:the\s+)?(?P<d>\d{1,2})" + _ORD + r"(?:\s+of)?\s+" + _MON + r"(?:,?\s+(?P<y>\d{4})(?!\d))?",
+    ),
+    ("my", _MON + r",?\s+(?P<y>\d{4})(?!\d)"),
+    ("y", r"(?<!\d)(?P<y>(?:19|20)\d{2})(?!\d)"),
+]
+_DATE_RES = [(kind, re.compile(pattern, re.IGNORECASE)) for kind, pattern in _DATE_PATTERNS]
+
+
+def _month_index(text: str) -> int:
+    return next(i for i, m in enumerate(_MONTHS) if m.startswith(text.casefold()[:3])) + 1
+
+
+def _styled(template: str, full: str, names: Sequence[str]) -> str:
+    """A month/weekday name written like the template: full or 3-letter abbreviation, same case."""
+    is_full = template.rstrip(".").casefold() in names
+    return _match_case(template, full if is_full else full[:3])
+
+
+def _read_date(kind: str, m: re.Match[str]) -> tuple[dt.date, bool] | None:
+    """The date a match denotes (placeholder year 2000 / day 15 / July 2 where absent) and day-first."""
+    g = m.groupdict()
+    year = int(g["y"]) if g.get("y") else 2000
+    if g.get("y") and len(g["y"]) == 2:
+        year += 2000 if year < 70 else 1900
+    day_first = False
+    try:
+        if kind == "ymd":
+            return dt.date(year, int(g["m"]), int(g["d"])), False
+        if kind == "num":
+            a, b = int(g["a"]), int(g["b"])
+            day_first = g["s"] == "." or a > 12
+            return (dt.date(year, b, a) if day_first else dt.date(year, a, b)), day_first
+        if kind in ("mdy", "dmy"):
+            return dt.date(year, _month_index(g["mon"]), int(g["d"])), False
+        if kind == "my":
+            return dt.date(year, _month_index(g["mon"]), 15), False
+        return dt.date(year, 7, 2), False
+    except ValueError:
+        return None
+
+
+def _write_date(kind: str, m: re.Match[str], new: dt.date, day_first: bool) -> str:
+    """The matched text with each date field swapped for the shifted date's, in the same style."""
+    g = m.groupdict()
+    fields: dict[str, str] = {}
+    numbers = [g[n] for n in ("m", "d", "a", "b") if g.get(n)]
+    padded = any(n.startswith("0") for n in numbers) or (kind == "ymd" and all(len(n) == 2 for n in numbers))
+
+    def num(value: int) -> str:
+        return f"{value:02d}" if padded else str(value)
+
+    if g.get("y"):
+        fields["y"] = f"{new.year % 100:02d}" if len(g["y"]) == 2 else f"{new.year:04d}"
+    if kind == "num":
+        fields["a"], fields["b"] = (
+            (num(new.day), num(new.month)) if day_first else (num(new.month), num(new.day))
+        )
+    if g.get("m"):
+        fields["m"] = num(new.month)
+    if g.get("d"):
+        fields["d"] = num(new.day)
+    if g.get("mon"):
+        fields["mon"] = _styled(g["mon"], calendar.month_name[new.month], _MONTHS)
+    if g.get("ord"):
+        suffix = "th" if 10 <= new.day % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(new.day % 10, "th")
+        fields["ord"] = _match_case(g["ord"], suffix)
+    if g.get("wd"):
+        fields["wd"] = _styled(g["wd"], calendar.day_name[new.weekday()], _WEEKDAYS)
+    text, base = m.group(0), m.start()
+    for name in sorted(fields, key=lambda n: m.start(n), reverse=True):
+        a, b = m.start(name) - base, m.end(name) - base
+        text = text[:a] + fields[name] + text[b:]
+    return text
+
+
+def shift_dates(value: str, days: int) -> str | None:
+    """Shift every date written in ``value`` by ``days``; None when no (valid) date is found."""
+    matches = []
+    for priority, (kind, regex) in enumerate(_DATE_RES):
+        matches += [(m.start(), priority, kind, m) for m in regex.finditer(value)]
+    chosen, end = [], -1
+    for start, _, kind, match in sorted(matches, key=lambda t: (t[0], t[1])):
+        if start >= end:
+            chosen.append((kind, match))
+            end = match.end()
+    if not chosen:
+        return None
+    out, cursor = [], 0
+    for kind, match in chosen:
+        read = _read_date(kind, match)
+        if read is None:
+            return None
+        try:
+            new = read[0] + dt.timedelta(days=days)
+        except OverflowError:
+            return None
+        out += [value[cursor : match.start()], _write_date(kind, match, new, read[1])]
+        cursor = match.end()
+    return "".join(out) + value[cursor:]
+
+
+# --------------------------------------------------------------------------------------------
+# The engine
+
+
+_Tags = dict[str, dict[str, int]]
+
+
+@dataclass(repr=False)
+class _ScopeState:
+    """Everything the engine remembers about one scope key (holds normalized originals: no repr)."""
+
+    resolver: IdentityResolver = field(default_factory=IdentityResolver)
+    used: dict[str, dict[str, str]] = field(default_factory=dict)
+    tags: _Tags = field(default_factory=dict)
+    audit_tags: _Tags = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        return f"_ScopeState(identities={len(self.resolver.identities)})"
+
+
+class SurrogateEngine:
+    """Applies the redaction convention to spans with keyed, deterministic, fictional replacements.
+
+    Two passes per scope: :meth:`prepare` with every (label, value) of the scope (so name variants
+    and emails resolve to one identity), then :meth:`surrogate` / :meth:`apply` to rewrite.
+    """
+
+    def __init__(self, key: bytes, convention: Convention, key_id: str) -> None:
+        if len(key) < 16:
+            raise SurrogateError("HMAC key must be at least 16 bytes")
+        self._key = key
+        self.convention = convention
+        self.key_id = key_id
+        self._faker = Faker("en_US")
+        self._scopes: dict[str, _ScopeState] = {}
+        self._cache: dict[tuple[str, str, str], tuple[str, str]] = {}
+        self._records: dict[tuple[str, str, str], str] = {}
+        self._originals: set[str] = set()
+        self._original_digits: set[str] = set()
+        self._original_tokens: set[str] = set()
+
+    def __repr__(self) -> str:
+        return (
+            f"SurrogateEngine(key_id={self.key_id!r}, scopes={len(self._scopes)}, values={len(self._cache)})"
+        )
+
+    # -- scopes, keys, registries ---------------------------------------------------------
+
+    def _rule(self, label: str) -> Rule:
+        return self.convention.rule_for(label)
+
+    def scope_key(self, scope_id: ScopeLike, label: str) -> str:
+        """The scope string a label's values are linked within (per the rule's scope level)."""
+        level = self._rule(label).scope
+        if isinstance(scope_id, Scope):
+            return scope_id.key_for(level)
+        if not isinstance(scope_id, str) or not scope_id:
+            raise SurrogateError("scope_id must be a non-empty string or a Scope")
+        return "global" if level == "global" else scope_id
+
+    def _state(self, scope_key: str) -> _ScopeState:
+        return self._scopes.setdefault(scope_key, _ScopeState())
+
+    def _digest(self, *parts: str) -> bytes:
+        return hmac.new(self._key, _frame("surrogate", *parts), hashlib.sha256).digest()
+
+    def register_originals(self, values: Iterable[str]) -> None:
+        """Remember originals of the batch so no surrogate (or surrogate name part) equals one."""
+        for value in values:
+            text = value.strip().casefold()
+            if not text:
+                continue
+            self._originals.add(text)
+            digits = re.sub(r"\D", "", text)
+            if len(digits) >= 6:
+                self._original_digits.add(digits)
+            self._original_tokens.update(t for t in re.split(r"[\W_]+", text) if len(t) >= 2)
+
+    def _is_original(self, candidate: str) -> bool:
+        text = candidate.strip().casefold()
+        digits = re.sub(r"\D", "", text)
+        return text in self._originals or (len(digits) >= 6 and digits in self._original_digits)
+
+    def date_offset_days(self, scope_id: ScopeLike) -> int:
+        """The scope's constant date shift in [-180, 180] without 0 (HMAC of the scope)."""
+        return self._date_offset(self.scope_key(scope_id, S.DATE_TIME))
+
+    def _date_offset(self, scope_key: str) -> int:
+        index = int.from_bytes(self._digest(scope_key, "DATE_SHIFT"), "big") % 360
+        return index - 180 if index < 180 else index - 179
+
+    def _example_domain(self, scope_key: str, domain: str) -> str:
+        host = domain.casefold().removeprefix("www.")
+        return EXAMPLE_DOMAINS[self._digest(scope_key, "DOMAIN", host)[0] % len(EXAMPLE_DOMAINS)]
+
+    # -- two-pass API ----------------------------------------------------------------------
+
+    def prepare(self, scope_id: ScopeLike, items: Iterable[tuple[str, str]]) -> None:
+        """Feed all (label, value) pairs of a scope before rewriting, so name variants link up."""
+        items = list(items)
+        self.register_originals(value for _, value in items)
+        persons: dict[str, list[str]] = {}
+        emails: dict[str, list[str]] = {}
+        for label, value in items:
+            if label == S.PERSON:
+                persons.setdefault(self.scope_key(scope_id, label), []).append(value)
+            elif label == S.EMAIL_ADDRESS and "@" in value:
+                emails.setdefault(self.scope_key(scope_id, label), []).append(value.strip())
+        for key in sorted(set(persons) | set(emails)):
+            self._state(key).resolver.feed(persons.get(key, ()), emails.get(key, ()))
+        log.debug("prepared %d values in %d scope keys", len(items), len(set(persons) | set(emails)))
+
+    def surrogate(self, scope_id: ScopeLike, label: str, value: str) -> str:
+        """The replacement text for one original under the convention (deterministic per scope)."""
+        return self._replacement(scope_id, label, value)[0]
+
+    def _replacement(self, scope_id: ScopeLike, label: str, value: str) -> tuple[str, str]:
+        """(replacement text, style actually applied) for one original value."""
+        scope_key = self.scope_key(scope_id, label)
+        cache_key = (scope_key, label, value)
+        if cache_key not in self._cache:
+            self.register_originals([value])
+            rule = self._rule(label)
+            text, style = self._render(scope_key, rule, label, value)
+            self._cache[cache_key] = (text, style)
+            self._records.setdefault((scope_key, label, hmac_value(self._key, value, label)), text)
+        return self._cache[cache_key]
+
+    def _render(self, scope_key: str, rule: Rule, label: str, value: str) -> tuple[str, str]:
+        tag = f"[{label}]"
+        if rule.style == "typed_tag":
+            return tag, "typed_tag"
+        if rule.style == "delete":
+            return "", "delete"
+        if rule.style == "indexed_tag":
+            return self._indexed_tag(scope_key, label, value), "indexed_tag"
+        if rule.style == "mask_keep_last":
+            return mask_keep_last(value, rule.keep_last or 0), "mask_keep_last"
+        if rule.style == "generalize":
+            return self._generalize(label, value), "generalize"
+        if rule.style == "date_shift" or label == S.DATE_TIME:
+            shifted = shift_dates(value, self._date_offset(scope_key))
+            return (shifted, "date_shift") if shifted is not None else (tag, "typed_tag")
+        text = self._surrogate_value(scope_key, label, value)
+        if text is None or self._is_original(text):  # e.g. a lone initial that drew its own letter
+            return tag, "typed_tag"
+        return text, "surrogate"
+
+    def _generalize(self, label: str, value: str) -> str:
+        if label in (S.STREET_ADDRESS, S.LOCATION):
+            return generalize_address(value)
+        if label == S.DATE_TIME:  # the year alone
+            year = re.search(r"(?<!\d)(?:19|20)\d{2}(?!\d)", value)
+            return year.group(0) if year else f"[{label}]"
+        return f"[{label}]"
+
+    # -- surrogate style, per label ----------------------------------------------------------
+
+    def _surrogate_value(self, scope_key: str, label: str, value: str) -> str | None:
+        norm = normalize_value(label, value)
+        if label == S.PERSON:
+            return self._person(scope_key, value)
+        if label == S.EMAIL_ADDRESS:
+            return self._email(scope_key, value, norm)
+        if label == S.USERNAME:
+            return self._username(scope_key, value, norm)
+        if label == S.URL:
+            return self._fresh(scope_key, label, norm, lambda rng, n: self._url(scope_key, value, rng, n))
+        draw = self._drawers().get(label, lambda v, rng: id_surrogate(v, rng))
+        return self._fresh(scope_key, label, norm, lambda rng, _: draw(value, rng))
+
+    def _drawers(self) -> dict[str, Callable[[str, random.Random], str | None]]:
+        """Per-label generators; LOCATION/ORGANIZATION use the Faker instance seeded by _fresh."""
+        fake = self._faker
+        return {
+            S.PHONE_NUMBER: lambda v, rng: phone_surrogate(v, rng),
+            S.US_SSN: lambda v, rng: ssn_surrogate(v, rng),
+            S.IBAN_CODE: lambda v, rng: iban_surrogate(v, rng),
+            S.IP_ADDRESS: lambda v, rng: ip_surrogate(v, rng),
+            S.CREDIT_CARD: lambda v, rng: _lay_digits(v, "".join(str(rng.randrange(10)) for _ in v)),
+            S.LOCATION: lambda v, rng: _match_case(v, fake.city()),
+            S.ORGANIZATION: lambda v, rng: _match_case(v, fake.company()),
+        }
+
+    def _fresh(
+        self, scope_key: str, label: str, norm: str, draw: Callable[[random.Random, int], str | None]
+    ) -> str | None:
+        """Draw until the candidate is no original and not taken by another value of the scope.
+
+        None (-> typed tag) when the generator gives up or a tiny surrogate space is exhausted.
+        """
+        used = self._state(scope_key).used.setdefault(label, {})
+        for counter in range(MAX_DRAWS):
+            digest = self._digest(scope_key, label, norm, str(counter))
+            self._faker.seed_instance(int.from_bytes(digest[:8], "big"))
+            candidate = draw(random.Random(int.from_bytes(digest, "big")), counter)
+            if candidate is None:
+                return None
+            if self._is_original(candidate) or used.get(candidate.casefold(), norm) != norm:
+                continue
+            used[candidate.casefold()] = norm
+            return candidate
+        log.warning("no fresh %s surrogate after %d draws; using a typed tag", label, MAX_DRAWS)
+        return None
+
+    def _url(self, scope_key: str, value: str, rng: random.Random, counter: int) -> str | None:
+        """Host -> a reserved example domain (one per original host; a Faker subdomain on collision).
+
+        Path and query keep their shape (character classes, separators, file extension).
+        """
+        match = re.match(
+            r"^(?P<scheme>[A-Za-z][\w+.-]*://)?(?:[^@/\s]*@)?(?P<www>www\d?\.)?(?P<host>[^/:?#\s]+)"
+            r"(?P<port>:\d+)?(?P<rest>.*)$",
+            value.strip(),
+        )
+        if not match:
+            return None
+        domain = self._example_domain(scope_key, match.group("host"))
+        if counter:
+            domain = f"{self._faker.domain_word()}.{domain}"
+        rest = match.group("rest")
+        ext = re.search(r"(\.[A-Za-z]{2,4})(?=$|[?#])", rest)
+        shaped = _shape(rest, rng)
+        if ext:
+            shaped = shaped[: ext.start()] + ext.group(1) + shaped[ext.end() :]
+        return f"{match.group('scheme') or ''}{match.group('www') or ''}{domain}{match.group('port') or ''}{shaped}"
+
+    # -- people, emails, usernames -----------------------------------------------------------
+
+    def _person(self, scope_key: str, value: str) -> str:
+        identity, mention = self._state(scope_key).resolver.person(value)
+        first, last = self._identity_names(scope_key, identity)
+        if mention is None:
+            return f"{first} {last}"
+        middles = [self._middle_name(scope_key, identity, token) for token in mention.middle]
+        for original, new in ((mention.first, first), (mention.last, last)):
+            if original is not None and len(original.rstrip(".")) > 1:
+                record_key = (scope_key, S.PERSON, hmac_value(self._key, original, S.PERSON))
+                self._records.setdefault(record_key, new)
+        return render_name(mention, first, last, middles)
+
+    def _seed_faker(self, *parts: str) -> None:
+        self._faker.seed_instance(int.from_bytes(self._digest(*parts)[:8], "big"))
+
+    def _given_name(self, gender: str | None) -> str:
+        fake = self._faker
+        if gender == "male":
+            return fake.first_name_male()
+        return fake.first_name_female() if gender == "female" else fake.first_name()
+
+    def _identity_names(self, scope_key: str, identity: Identity) -> tuple[str, str]:
+        """Surrogate (first, last) of an identity: gendered, fresh, and unique within the scope."""
+        if identity.names is not None:
+            return identity.names
+        used = self._state(scope_key).used
+        firsts, lasts, fulls = (
+            used.setdefault(k, {}) for k in ("PERSON:first", "PERSON:last", "PERSON:full")
+        )
+        me = identity.key
+        for counter in range(MAX_DRAWS):
+            self._seed_faker(scope_key, "PERSON:identity", identity.key, str(counter))
+            first, last = self._given_name(identity.gender), self._faker.last_name()
+            f, l_ = first.casefold(), last.casefold()
+            if f == l_ or {f, l_} & self._original_tokens or fulls.get(f"{f} {l_}", me) != me:
+                continue
+            if counter < STRICT_NAME_DRAWS and (firsts.get(f, me) != me or lasts.get(l_, me) != me):
+                continue
+            firsts.setdefault(f, me)
+            lasts.setdefault(l_, me)
+            fulls[f"{f} {l_}"] = me
+            identity.names = (first, last)
+            return identity.names
+        raise SurrogateError(f"no fresh PERSON surrogate after {MAX_DRAWS} draws")
+
+    def _middle_name(self, scope_key: str, identity: Identity, token: str) -> str:
+        for counter in range(MAX_DRAWS):
+            self._seed_faker(scope_key, "PERSON:middle", identity.key, token.casefold(), str(counter))
+            name = self._given_name(identity.gender)
+            if name.casefold() not in self._original_tokens:
+                return name
+        raise SurrogateError(f"no fresh PERSON surrogate after {MAX_DRAWS} draws")
+
+    def _linked_local(self, scope_key: str, local: str, create: bool) -> Callable[[random.Random, int], str]:
+        """A drawer for a local part: the owner's surrogate name pattern, else a Faker user name."""
+        linked = self._state(scope_key).resolver.local_part(local, create=create)
+        if linked is None:
+            return lambda rng, n: _match_case(local, self._faker.user_name())
+        identity, pattern = linked
+        first, last = self._identity_names(scope_key, identity)
+        return lambda rng, n: pattern.render(first, last, rng) + (str(n) if n else "")
+
+    def _email(self, scope_key: str, value: str, norm: str) -> str | None:
+        local, at, domain = value.strip().rpartition("@")
+        if not at or not local or not domain:
+            return self._fresh(scope_key, S.EMAIL_ADDRESS, norm, lambda rng, n: id_surrogate(value, rng))
+        new_domain = self._example_domain(scope_key, domain)
+        draw_local = self._linked_local(scope_key, local, create=True)
+        return self._fresh(
+            scope_key, S.EMAIL_ADDRESS, norm, lambda rng, n: f"{draw_local(rng, n)}@{new_domain}"
+        )
+
+    def _username(self, scope_key: str, value: str, norm: str) -> str | None:
+        at = "@" if value.startswith("@") else ""
+        local = value[len(at) :]
+        if not local:
+            return None
+        draw_local = self._linked_local(scope_key, local, create=False)
+        return self._fresh(scope_key, S.USERNAME, norm, lambda rng, n: at + draw_local(rng, n))
+
+    # -- tags ----------------------------------------------------------------------------------
+
+    def _tag_key(self, resolver: IdentityResolver, label: str, value: str) -> str:
+        """What makes two values 'the same' for an indexed tag: one identity for people."""
+        if label == S.PERSON:
+            return resolver.person(value)[0].key
+        return normalize_value(label, value)
+
+    def _tag_number(self, resolver: IdentityResolver, tags: _Tags, label: str, value: str) -> int:
+        """Index of a value among its label's values so far (first seen = 1)."""
+        table = tags.setdefault(label, {})
+        return table.setdefault(self._tag_key(resolver, label, value), len(table) + 1)
+
+    def _indexed_tag(self, scope_key: str, label: str, value: str) -> str:
+        state = self._state(scope_key)
+        return f"[{label}_{self._tag_number(state.resolver, state.tags, label, value)}]"
+
+    # -- rewriting whole texts -----------------------------------------------------------------
+
+    @staticmethod
+    def _merged(text: str, spans: Iterable[S.Span]) -> list[S.Span]:
+        spans = list(spans)
+        for span in spans:
+            if span.end > len(text):
+                raise SurrogateError(
+                    f"span [{span.start}, {span.end}) {span.label} ends past the text ({len(text)} chars)"
+                )
+        return S.merge(spans)
+
+    @staticmethod
+    def _rewrite(
+        text: str, spans: list[S.Span], render: Callable[[S.Span], tuple[str, str]]
+    ) -> RewriteResult:
+        """Splice replacements in; offsets of the new text are tracked as we go (same as right-to-left)."""
+        out, replacements, cursor, position = [], [], 0, 0
+        for span in spans:
+            out.append(text[cursor : span.start])
+            position += span.start - cursor
+            new, style = render(span)
+            out.append(new)
+            replacements.append(
+                Replacement(span.start, span.end, position, position + len(new), span.label, style)
+            )
+            position += len(new)
+            cursor = span.end
+        out.append(text[cursor:])
+        return RewriteResult("".join(out), replacements)
+
+    def apply(self, text: str, spans: Iterable[S.Span], scope_id: ScopeLike) -> RewriteResult:
+        """Rewrite ``text`` per the convention (overlaps merged first, longest label wins)."""
+        merged = self._merged(text, spans)
+        self.prepare(scope_id, [(span.label, span.text_of(text)) for span in merged])
+        result = self._rewrite(text, merged, lambda s: self._replacement(scope_id, s.label, s.text_of(text)))
+        log.debug("rewrote %d spans", len(result.replacements))
+        return result
+
+    def audit_copy(
+        self, text: str, spans: Iterable[S.Span], scope_id: ScopeLike | None = None
+    ) -> RewriteResult:
+        """Indexed tags ([PERSON_1], [EMAIL_ADDRESS_2]) for reviewers: same value -> same index.
+
+        Without ``scope_id`` indices are local to this document; with it they hold across calls.
+        """
+        merged = self._merged(text, spans)
+        local = (IdentityResolver(), {}) if scope_id is None else None
+        if local is not None:
+            local[0].feed(
+                *([s.text_of(text) for s in merged if s.label == lb] for lb in (S.PERSON, S.EMAIL_ADDRESS))
+            )
+        else:
+            self.prepare(scope_id, [(span.label, span.text_of(text)) for span in merged])
+
+        def render(span: S.Span) -> tuple[str, str]:
+            if local is None:
+                state = self._state(self.scope_key(scope_id, span.label))
+                resolver, tags = state.resolver, state.audit_tags
+            else:
+                resolver, tags = local
+            number = self._tag_number(resolver, tags, span.label, span.text_of(text))
+            return f"[{span.label}_{number}]", "indexed_tag"
+
+        return self._rewrite(text, merged, render)
+
+    def records(self) -> Iterator[VaultRecord]:
+        """Vault rows for every replacement made: scope, type, keyed HMAC of the original, surrogate."""
+        for (scope_key, label, value_hmac), surrogate in self._records.items():
+            yield VaultRecord(scope_key, label, value_hmac, surrogate, self.key_id)

@@ -1,0 +1,284 @@
+"""The surrogate vault and the HMAC key: what links a release back to its originals, kept apart.
+
+The vault is a separate DuckDB file, readable only by its owner, holding keyed HMACs of the
+normalized originals (never the originals) next to their surrogates. An auditor holding the key
+can test whether a release token equals a recorded original with :func:`hmac_value`, but the
+vault alone reveals nothing about the original values.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+import ipaddress
+import logging
+import os
+import re
+import secrets
+import stat
+import tempfile
+import unicodedata
+import warnings
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Self
+
+from curation import spans as S
+
+log = logging.getLogger(__name__)
+
+DEFAULT_KEY_ENV = "CURATION_HMAC_KEY"
+DEFAULT_DEV_KEY_FILE = Path(".curation") / "dev-hmac.key"
+DEV_KEY_HEADER = "# curation DEV hmac key: not for releases"
+MIN_KEY_BYTES = 16
+
+TITLES = ("mr", "mrs", "ms", "miss", "mx", "dr", "prof", "sir", "madam")
+_TITLE_RE = re.compile(r"^(?:(?:" + "|".join(TITLES) + r")\.?\s+)+", re.IGNORECASE)
+_POSSESSIVE_RE = re.compile(r"['\u2019]s?$")
+
+
+@dataclass(frozen=True, slots=True)
+class VaultRecord:
+    """One original -> surrogate mapping, with the original only as a keyed HMAC."""
+
+    scope_id: str
+    entity_type: str
+    value_hmac: str
+    surrogate: str
+    key_id: str
+
+
+@dataclass(frozen=True)
+class KeyInfo:
+    """The HMAC key with a short public fingerprint; the key itself never appears in reprs."""
+
+    key: bytes = field(repr=False)
+    key_id: str
+    is_dev: bool
+
+
+class HmacKeyError(LookupError):
+    """No usable HMAC key; the message says where one was looked for, never the key material."""
+
+
+def normalize_value(entity_type: str, value: str) -> str:
+    """Canonical form of an original, so trivially different spellings share one HMAC."""
+    text = unicodedata.normalize("NFKC", value).strip()
+    if entity_type == S.PERSON:
+        text = _POSSESSIVE_RE.sub("", _TITLE_RE.sub("", text))
+        return " ".join(re.split(r"[\s,]+", text.casefold())).strip()
+    if entity_type in (S.PHONE_NUMBER, S.CREDIT_CARD, S.US_SSN):
+        digits = re.sub(r"\D", "", text)
+        return digits or text.casefold()
+    if entity_type in (S.IBAN_CODE, S.ACCOUNT_ID):
+        return re.sub(r"[\s-]", "", text).upper()
+    if entity_type == S.IP_ADDRESS:
+        try:
+            return ipaddress.ip_address(text).compressed
+        except ValueError:
+            return text.casefold()
+    if entity_type in S.CREDENTIAL_LABELS:
+        return text
+    return " ".join(text.casefold().split())
+
+
+def hmac_value(key: bytes, value: str, entity_type: str) -> str:
+    """Scope-free hex HMAC of a normalized original: what the vault stores and an auditor recomputes."""
+    message = _frame("value", entity_type, normalize_value(entity_type, value))
+    return hmac.new(key, message, hashlib.sha256).hexdigest()
+
+
+def _frame(*parts: str) -> bytes:
+    """Length-prefixed join, so no choice of parts can collide with another (unlike a '|' join)."""
+    out = bytearray()
+    for part in parts:
+        raw = part.encode("utf-8")
+        out += len(raw).to_bytes(4, "big") + raw
+    return bytes(out)
+
+
+def key_fingerprint(key: bytes) -> str:
+    """Short public id of a key: first 12 hex of sha256("curation-key-id"|key)."""
+    return hashlib.sha256(b"curation-key-id|" + key).hexdigest()[:12]
+
+
+def load_key(
+    env_var: str = DEFAULT_KEY_ENV,
+    key_file: Path | str | None = None,
+    create_dev_key: bool = False,
+) -> KeyInfo:
+    """The HMAC key from ``env_var`` (hex or base64), else ``key_file``, else a new dev key file."""
+    raw = os.environ.get(env_var)
+    if raw:
+        key = _decode_key(raw, f"environment variable {env_var}")
+        return KeyInfo(key, key_fingerprint(key), False)
+    path = Path(key_file) if key_file is not None else DEFAULT_DEV_KEY_FILE
+    if path.exists():
+        return _read_key_file(path)
+    if not create_dev_key:
+        raise HmacKeyError(
+            f"no HMAC key: set {env_var} (hex or base64, >= {MIN_KEY_BYTES} bytes) or provide "
+            f"a key file (looked for {path}); pass create_dev_key=True for a local dev key"
+        )
+    return _create_dev_key(path)
+
+
+def _decode_key(raw: str, where: str) -> bytes:
+    text = raw.strip()
+    key: bytes | None = None
+    if re.fullmatch(r"(?:[0-9a-fA-F]{2})+", text):
+        key = bytes.fromhex(text)
+    else:
+        for altchars in (None, b"-_"):
+            try:
+                key = base64.b64decode(text + "=" * (-len(text) % 4), altchars=altchars, validate=True)
+                break
+            except (binascii.Error, ValueError):
+                continue
+    if key is None:
+        raise HmacKeyError(f"{where} is neither hex nor base64")
+    if len(key) < MIN_KEY_BYTES:
+        raise HmacKeyError(f"{where} decodes to {len(key)} bytes; need at least {MIN_KEY_BYTES}")
+    return key
+
+
+def _read_key_file(path: Path) -> KeyInfo:
+    mode = stat.S_IMODE(path.stat().st_mode)
+    if mode & 0o077:
+        warnings.warn(
+            f"key file {path} is readable by group/others (mode {mode:o}); chmod 600 it", stacklevel=3
+        )
+    lines = [ln.strip() for ln in path.read_text(encoding="ascii").splitlines() if ln.strip()]
+    is_dev = DEV_KEY_HEADER in lines
+    body = [ln for ln in lines if not ln.startswith("#")]
+    if len(body) != 1:
+        raise HmacKeyError(f"key file {path} must hold exactly one hex or base64 line")
+    key = _decode_key(body[0], f"key file {path}")
+    key_id = key_fingerprint(key)
+    return KeyInfo(key, f"dev-{key_id}" if is_dev else key_id, is_dev)
+
+
+def _create_dev_key(path: Path) -> KeyInfo:
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    key = secrets.token_bytes(32)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="ascii") as handle:
+        handle.write(f"{DEV_KEY_HEADER}\n{key.hex()}\n")
+    os.chmod(path, 0o600)
+    key_id = f"dev-{key_fingerprint(key)}"
+    log.warning("created a development HMAC key %s at %s; do not use it for releases", key_id, path)
+    return KeyInfo(key, key_id, True)
+
+
+def _create_private_db(path: Path) -> None:
+    """Create an empty DuckDB file at ``path`` that is 0600 from its first byte.
+
+    The name is claimed with os.open(0o600) first; duckdb rejects an empty file, so the database
+    is initialized inside a private (0700) temporary directory and renamed over the placeholder.
+    """
+    import duckdb
+
+    if not path.parent.exists():
+        path.parent.mkdir(parents=True, mode=0o700)
+    elif stat.S_IMODE(path.parent.stat().st_mode) & 0o077:
+        log.warning("vault directory %s is accessible by group/others; prefer a 0700 directory", path.parent)
+    os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    with tempfile.TemporaryDirectory(dir=path.parent, prefix=".vault-") as tmp:
+        staged = Path(tmp) / path.name
+        duckdb.connect(str(staged)).close()
+        os.chmod(staged, 0o600)
+        os.replace(staged, path)
+    os.chmod(path, 0o600)
+
+
+class Vault:
+    """DuckDB file mapping (scope, type, HMAC of original) -> surrogate, private to its owner."""
+
+    SCHEMA = """
+        CREATE TABLE IF NOT EXISTS surrogate_map (
+            scope_id VARCHAR NOT NULL,
+            entity_type VARCHAR NOT NULL,
+            value_hmac VARCHAR NOT NULL,
+            surrogate VARCHAR NOT NULL,
+            key_id VARCHAR NOT NULL,
+            created_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp,
+            PRIMARY KEY (scope_id, entity_type, value_hmac)
+        )
+    """
+
+    def __init__(self, path: Path | str) -> None:
+        import duckdb  # local: keeps `import curation.surrogates` free of the database driver
+
+        self.path = Path(path)
+        if not self.path.exists():
+            _create_private_db(self.path)
+        self._con = duckdb.connect(str(self.path))
+        self._con.execute(self.SCHEMA)
+        self._tighten()
+
+    def __repr__(self) -> str:
+        return f"Vault({str(self.path)!r})"
+
+    def _tighten(self) -> None:
+        for candidate in (self.path, self.path.with_name(self.path.name + ".wal")):
+            if candidate.exists():
+                os.chmod(candidate, 0o600)
+
+    def upsert(self, records: Iterable[VaultRecord]) -> int:
+        """Insert or update records (key: scope, type, value HMAC); returns how many were written."""
+        rows = [(r.scope_id, r.entity_type, r.value_hmac, r.surrogate, r.key_id) for r in records]
+        if not rows:
+            return 0
+        self._con.executemany(
+            """
+            INSERT INTO surrogate_map (scope_id, entity_type, value_hmac, surrogate, key_id)
+            VALUES (?, ?, ?, ?, ?)
+            ON CONFLICT (scope_id, entity_type, value_hmac)
+            DO UPDATE SET surrogate = excluded.surrogate, key_id = excluded.key_id
+            """,
+            rows,
+        )
+        self._con.execute("CHECKPOINT")
+        self._tighten()
+        return len(rows)
+
+    def known_hmacs(self, entity_type: str | None = None, key_id: str | None = None) -> set[str]:
+        """Every recorded value HMAC (optionally of one type / key), for leak audits of release text."""
+        sql, params = "SELECT DISTINCT value_hmac FROM surrogate_map WHERE 1=1", []
+        if entity_type is not None:
+            sql, params = sql + " AND entity_type = ?", [*params, entity_type]
+        if key_id is not None:
+            sql, params = sql + " AND key_id = ?", [*params, key_id]
+        return {row[0] for row in self._con.execute(sql, params).fetchall()}
+
+    def lookup(self, scope_id: str, entity_type: str, value_hmac: str) -> str | None:
+        """The surrogate recorded for one original in one scope, or None."""
+        row = self._con.execute(
+            "SELECT surrogate FROM surrogate_map WHERE scope_id = ? AND entity_type = ? AND value_hmac = ?",
+            [scope_id, entity_type, value_hmac],
+        ).fetchone()
+        return None if row is None else str(row[0])
+
+    def records(self) -> Iterator[VaultRecord]:
+        rows = self._con.execute(
+            "SELECT scope_id, entity_type, value_hmac, surrogate, key_id FROM surrogate_map ORDER BY ALL"
+        ).fetchall()
+        for row in rows:
+            yield VaultRecord(*row)
+
+    def count(self) -> int:
+        row = self._con.execute("SELECT count(*) FROM surrogate_map").fetchone()
+        return int(row[0]) if row else 0
+
+    def close(self) -> None:
+        self._con.close()
+        self._tighten()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,174 @@
+"""The DuckDB warehouse: table layout and bulk read/write helpers.
+
+Facts (documents, token scores, detector spans, gold labels) and policy results (calibration,
+mask spans, views) live in separate tables. Writes go through Arrow in bulk, never row by row.
+DuckDB allows one writing process, so every stage opens, writes and closes promptly.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import polars as pl
+
+from curation.scoring import TokenScores
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS documents (
+    doc_id VARCHAR, batch_id VARCHAR, scope_id VARCHAR, kind VARCHAR, source VARCHAR, locator VARCHAR,
+    text VARCHAR, sha256 VARCHAR, n_chars BIGINT, metadata VARCHAR);
+CREATE TABLE IF NOT EXISTS quarantine (
+    batch_id VARCHAR, source VARCHAR, locator VARCHAR, record_id VARCHAR, reason VARCHAR,
+    raw_excerpt_hash VARCHAR);
+CREATE TABLE IF NOT EXISTS gold_spans (
+    dataset VARCHAR, doc_id VARCHAR, "start" BIGINT, "end" BIGINT, label VARCHAR);
+CREATE TABLE IF NOT EXISTS validation_docs (
+    dataset VARCHAR, doc_id VARCHAR, scope_id VARCHAR, kind VARCHAR, text VARCHAR, sha256 VARCHAR,
+    n_chars BIGINT, split VARCHAR);
+CREATE TABLE IF NOT EXISTS token_scores (
+    model_key VARCHAR, doc_sha256 VARCHAR, token_idx INTEGER, char_start INTEGER, char_end INTEGER,
+    nll FLOAT);
+CREATE TABLE IF NOT EXISTS window_scores (
+    model_key VARCHAR, doc_sha256 VARCHAR, spec VARCHAR, window_idx INTEGER, tok_start INTEGER,
+    tok_end INTEGER, score DOUBLE, valid BOOLEAN);
+CREATE TABLE IF NOT EXISTS detector_spans (
+    dataset VARCHAR, doc_id VARCHAR, "start" BIGINT, "end" BIGINT, label VARCHAR, score DOUBLE,
+    source VARCHAR);
+CREATE TABLE IF NOT EXISTS calibration (
+    calibration_id VARCHAR, created_at TIMESTAMP, model_key VARCHAR, policy VARCHAR, params VARCHAR,
+    threshold DOUBLE, objective VARCHAR, summary VARCHAR);
+CREATE TABLE IF NOT EXISTS calibration_candidates (
+    calibration_id VARCHAR, policy VARCHAR, params VARCHAR, threshold DOUBLE, tpr DOUBLE, fpr DOUBLE,
+    "precision" DOUBLE, f1 DOUBLE, surprise_auroc DOUBLE);
+CREATE TABLE IF NOT EXISTS roc_points (
+    calibration_id VARCHAR, threshold DOUBLE, tpr DOUBLE, fpr DOUBLE, "precision" DOUBLE);
+CREATE TABLE IF NOT EXISTS mask_spans (
+    batch_id VARCHAR, doc_id VARCHAR, "start" BIGINT, "end" BIGINT, label VARCHAR, score DOUBLE,
+    source VARCHAR, calibration_id VARCHAR);
+CREATE TABLE IF NOT EXISTS training_view (
+    batch_id VARCHAR, doc_id VARCHAR, scope_id VARCHAR, kind VARCHAR, text VARCHAR, loss_mask_spans VARCHAR);
+CREATE TABLE IF NOT EXISTS redacted_view (
+    batch_id VARCHAR, doc_id VARCHAR, scope_id VARCHAR, kind VARCHAR, text VARCHAR);
+CREATE TABLE IF NOT EXISTS surrogate_view (
+    batch_id VARCHAR, doc_id VARCHAR, scope_id VARCHAR, kind VARCHAR, text VARCHAR, n_replacements BIGINT);
+CREATE TABLE IF NOT EXISTS audit_findings (
+    audit_id VARCHAR, batch_id VARCHAR, check_name VARCHAR, doc_id VARCHAR, label VARCHAR,
+    value_sha256 VARCHAR, kind VARCHAR, count BIGINT);
+CREATE TABLE IF NOT EXISTS deliveries (
+    release_id VARCHAR, created_at TIMESTAMP, path VARCHAR, batch_ids VARCHAR, n_documents BIGINT,
+    gates VARCHAR);
+"""
+
+
+class Warehouse:
+    """A DuckDB file with the curation schema; open a connection per unit of work."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+
+    @contextlib.contextmanager
+    def connect(self, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+        if not read_only:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        con = duckdb.connect(str(self.path), read_only=read_only)
+        try:
+            if not read_only:
+                con.execute(SCHEMA + GATE_SCHEMA)
+            yield con
+        finally:
+            con.close()
+
+    def query(self, sql: str, params: Sequence | None = None) -> pl.DataFrame:
+        with self.connect() as con:
+            return con.execute(sql, params or []).pl()
+
+    def replace(self, table: str, frame: pl.DataFrame, where: str = "", params: Sequence | None = None) -> int:
+        """Delete the rows matching ``where`` (all rows if empty) and bulk-insert ``frame``."""
+        with self.connect() as con:
+            con.execute("BEGIN")
+            con.execute(f"DELETE FROM {table}" + (f" WHERE {where}" if where else ""), params or [])
+            inserted = insert_frame(con, table, frame)
+            con.execute("COMMIT")
+        return inserted
+
+    def append(self, table: str, frame: pl.DataFrame) -> int:
+        with self.connect() as con:
+            return insert_frame(con, table, frame)
+
+    def row_counts(self) -> dict[str, int]:
+        with self.connect() as con:
+            tables = [r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()]
+            return {t: con.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in sorted(tables)}
+
+
+def insert_frame(con: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame) -> int:
+    """Insert by column name through Arrow (no row-by-row inserts)."""
+    if frame.height == 0:
+        return 0
+    arrow_table = frame.to_arrow()
+    con.register("_incoming", arrow_table)
+    try:
+        columns = ", ".join(f'"{c}"' for c in frame.columns)
+        con.execute(f"INSERT INTO {table} ({columns}) SELECT {columns} FROM _incoming")
+    finally:
+        con.unregister("_incoming")
+    return frame.height
+
+
+def token_scores_frame(model_key: str, shas: Sequence[str], scored: Sequence[TokenScores]) -> pl.DataFrame:
+    """Long-format token scores for many documents, built with numpy (no Python loop per token)."""
+    lengths = [s.n_tokens for s in scored]
+    if not sum(lengths):
+        return pl.DataFrame(
+            schema={
+                "model_key": pl.String, "doc_sha256": pl.String, "token_idx": pl.Int32,
+                "char_start": pl.Int32, "char_end": pl.Int32, "nll": pl.Float32,
+            }
+        )
+    return pl.DataFrame(
+        {
+            "model_key": np.repeat(np.array([model_key], dtype=object), sum(lengths)),
+            "doc_sha256": np.repeat(np.array(shas, dtype=object), lengths),
+            "token_idx": np.concatenate([np.arange(n, dtype=np.int32) for n in lengths]),
+            "char_start": np.concatenate([s.char_start for s in scored]).astype(np.int32),
+            "char_end": np.concatenate([s.char_end for s in scored]).astype(np.int32),
+            "nll": np.concatenate([s.nll for s in scored]).astype(np.float32),
+        }
+    ).with_columns(pl.col("model_key").cast(pl.String), pl.col("doc_sha256").cast(pl.String))
+
+
+def cached_shas(warehouse: Warehouse, model_key: str) -> set[str]:
+    frame = warehouse.query("SELECT DISTINCT doc_sha256 FROM token_scores WHERE model_key = ?", [model_key])
+    return set(frame["doc_sha256"].to_list())
+
+
+def load_token_scores(warehouse: Warehouse, model_key: str, shas: Sequence[str]) -> dict[str, TokenScores]:
+    """Token scores per text sha256 for one model key."""
+    if not shas:
+        return {}
+    with warehouse.connect() as con:
+        con.register("_wanted", pl.DataFrame({"doc_sha256": list(set(shas))}).to_arrow())
+        frame = con.execute(
+            "SELECT t.doc_sha256, t.char_start, t.char_end, t.nll FROM token_scores t "
+            "JOIN _wanted w USING (doc_sha256) WHERE t.model_key = ? ORDER BY t.doc_sha256, t.token_idx",
+            [model_key],
+        ).pl()
+    out = {}
+    for (sha,), group in frame.group_by(["doc_sha256"], maintain_order=True):
+        out[sha] = TokenScores(
+            group["char_start"].to_numpy().astype(np.int64),
+            group["char_end"].to_numpy().astype(np.int64),
+            group["nll"].to_numpy().astype(np.float32),
+        )
+    return out
+
+
+GATE_SCHEMA = """
+CREATE TABLE IF NOT EXISTS gate_results (
+    batch_id VARCHAR, content_digest VARCHAR, check_name VARCHAR, passed BOOLEAN, detail VARCHAR,
+    run_id VARCHAR, created_at TIMESTAMP);
+"""

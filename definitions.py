@@ -1,0 +1,26 @@
+"""The one place the Dagster Definitions are assembled: assets, checks, jobs and resources."""
+
+import os
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
+
+import dagster as dg  # noqa: E402
+
+from assets import ALL_ASSETS  # noqa: E402
+from checks import ALL_CHECKS  # noqa: E402
+from resources import build_resources  # noqa: E402
+
+# Materializes every stage; blocking checks run inside it, so a failed gate skips `release`.
+curation_job = dg.define_asset_job(
+    "curation_job",
+    selection=dg.AssetSelection.assets(*ALL_ASSETS),
+    description="Ingest -> score -> calibrate -> mask -> surrogates -> card -> gated release.",
+)
+
+defs = dg.Definitions(
+    assets=ALL_ASSETS,
+    asset_checks=ALL_CHECKS,
+    jobs=[curation_job],
+    resources=build_resources(),
+)

@@ -1,0 +1,112 @@
+"""Dagster resources: typed handles on the warehouse, the reference model, detectors and the vault.
+
+Heavy objects (the model, Presidio) are built once per process and shared by every asset of a run.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import warnings
+
+import dagster as dg
+
+from curation.config import CurationConfig, load_config
+from curation.scoring import ReferenceScorer, ScoringConfig
+from curation.warehouse import Warehouse
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
+
+
+class CurationSettings(dg.ConfigurableResource):
+    """Where the run's YAML config lives, plus overrides of its top-level paths."""
+
+    config_path: str | None = None
+    base_dir: str | None = None
+    input: str | None = None
+    batch_id: str | None = None
+
+    def load(self) -> CurationConfig:
+        return load_config(self.config_path, base_dir=self.base_dir, input=self.input, batch_id=self.batch_id)
+
+    def warehouse(self) -> Warehouse:
+        return Warehouse(self.load().warehouse_path)
+
+
+@functools.lru_cache(maxsize=4)
+def _scorer(config: ScoringConfig) -> ReferenceScorer:
+    scorer = ReferenceScorer(config)
+    scorer.load()
+    return scorer
+
+
+class ReferenceModel(dg.ConfigurableResource):
+    """The public causal LM that scores every token (loaded once per process)."""
+
+    settings: CurationSettings
+
+    def scorer(self) -> ReferenceScorer:
+        return _scorer(self.settings.load().scoring)
+
+
+@functools.lru_cache(maxsize=4)
+def _detectors(deny: tuple[str, ...], allow: tuple[str, ...], threshold: float | None, credsweeper: bool | None):
+    from curation.detectors import DetectorConfig, DetectorSuite
+
+    kwargs = {"deny_list": list(deny), "allow_list": list(allow)}
+    if threshold is not None:
+        kwargs["score_threshold"] = threshold
+    if credsweeper is not None:
+        kwargs["use_credsweeper"] = credsweeper
+    return DetectorSuite(DetectorConfig(**kwargs))
+
+
+class Detectors(dg.ConfigurableResource):
+    """Presidio + credential patterns, configured from the run's detector settings."""
+
+    settings: CurationSettings
+
+    def suite(self):
+        d = self.settings.load().detectors
+        return _detectors(tuple(d.deny_list), tuple(d.allow_list), d.score_threshold, d.use_credsweeper)
+
+
+class KeyVault(dg.ConfigurableResource):
+    """The HMAC key (from an env var or key file) and the vault file holding the surrogate map."""
+
+    settings: CurationSettings
+
+    def key(self):
+        from curation.vault import load_key
+
+        config = self.settings.load()
+        s = config.surrogates
+        key_file = config.path(s.key_file) if s.key_file else config.path(".curation/dev-hmac.key")
+        info = load_key(env_var=s.key_env, key_file=key_file, create_dev_key=s.allow_dev_key)
+        if info.is_dev:
+            warnings.warn("using a generated DEV HMAC key: not for real deliveries", stacklevel=2)
+        return info
+
+    def engine(self):
+        from curation.convention import load_convention
+        from curation.surrogates import SurrogateEngine
+
+        info = self.key()
+        convention = load_convention(self.settings.load().surrogates.convention)
+        return SurrogateEngine(info.key, convention, info.key_id)
+
+    def open_vault(self):
+        from curation.vault import Vault
+
+        return Vault(self.settings.load().vault_path)
+
+
+def build_resources(settings: CurationSettings | None = None) -> dict:
+    settings = settings or CurationSettings(config_path=os.environ.get("CURATION_CONFIG") or None)
+    return {
+        "settings": settings,
+        "reference_model": ReferenceModel(settings=settings),
+        "detectors": Detectors(settings=settings),
+        "key_vault": KeyVault(settings=settings),
+    }

@@ -1,0 +1,235 @@
+"""Detector suite: every local rule finds a planted value at exact offsets, with real Presidio behind it.
+
+All values below are fabricated test fixtures (invalid or reserved where a checksum exists).
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from curation.detectors import (  # noqa: E402
+    DetectorConfig,
+    DetectorError,
+    DetectorSuite,
+    iban_ok,
+    luhn_ok,
+)
+from curation.spans import (  # noqa: E402
+    ACCOUNT_ID,
+    API_KEY,
+    CONNECTION_STRING,
+    CREDIT_CARD,
+    DATE_TIME,
+    EMAIL_ADDRESS,
+    IBAN_CODE,
+    IP_ADDRESS,
+    PASSWORD,
+    PERSON,
+    PHONE_NUMBER,
+    PRIVATE_KEY,
+    SECRET,
+    STREET_ADDRESS,
+    URL,
+    US_SSN,
+    USERNAME,
+    Span,
+)
+
+DENIED = "Zanzibar-Quokka-77"
+ALLOWED = "Acme Widgets Inc"
+
+
+@pytest.fixture(scope="module")
+def suite() -> DetectorSuite:
+    return DetectorSuite(DetectorConfig(deny_list=[DENIED], allow_list=[ALLOWED, "Jane Roe"]))
+
+
+@pytest.fixture(scope="module")
+def rules_only() -> DetectorSuite:
+    return DetectorSuite(DetectorConfig(use_presidio=False))
+
+
+def _find(spans: list[Span], text: str, value: str) -> Span:
+    start = text.index(value)
+    hits = [s for s in spans if s.start == start and s.end == start + len(value)]
+    assert hits, f"no span at [{start}, {start + len(value)}): {[(s.start, s.end, s.label) for s in spans]}"
+    return hits[0]
+
+
+def _covered(spans: list[Span], text: str, value: str) -> bool:
+    start = text.index(value)
+    return any(s.start <= start and start + len(value) <= s.end for s in spans)
+
+
+# Each case: (kind, text template with {v}, planted value, expected label)
+CASES = [
+    ("code", 'AWS_ACCESS_KEY_ID = "{v}"\n', "AKIAZ3EXAMPLE7QW2XYZ", API_KEY),
+    ("code", "token: {v}\n", "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8", API_KEY),
+    ("code", "pat = '{v}'\n", "github_pat_" + "11ABCDEFG0123456789_abcdefghijklmnopqrstuv", API_KEY),
+    ("code", "SLACK = '{v}'\n", "xoxb-" + "123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx", API_KEY),
+    ("code", "stripe.api_key = '{v}'\n", "sk_" + "live_4eC39HqLyjWDarjtT1zdp7dc", API_KEY),
+    ("code", "maps_key = '{v}'\n", "AIza" + "SyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q", API_KEY),
+    (
+        "text",
+        "Authorization: Bearer {v}\n",
+        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+        SECRET,
+    ),
+    ("config", 'client_secret = "{v}"\n', "q8Zr2Lm0Xp4Tn7Vb1Kc9Wd3Sf6Gh5Jy", SECRET),
+    ("config", "db:\n  password: {v}\n", "Tr0ub4dor&3", PASSWORD),
+    ("code", "export PGPASSWORD='{v}'\n", "quartz-meadow79", PASSWORD),
+    ("code", "define( 'DB_PASSWORD', '{v}' );\n", "s3cr3t.Pa55", PASSWORD),
+    ("code", "DATABASE_URL={v}\n", "postgresql://app_rw:Harbor8411-@db-1.internal.test:5432/app", CONNECTION_STRING),
+    (
+        "config",
+        'conn = "{v}"\n',
+        "Server=sql01.test;Database=app;User Id=app_rw;Password=Harb0r!8411;",
+        CONNECTION_STRING,
+    ),
+    (
+        "code",
+        "{v}\n",
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo\n4lgOEePzNm0tRgeLezV6ffAt0gunVTLw\n"
+        "-----END RSA PRIVATE KEY-----",
+        PRIVATE_KEY,
+    ),
+    ("log", "opened /home/{v}/.ssh/config\n", "jdoe42", USERNAME),
+    ("code", "# TODO({v}): rotate\n", "mkowalski", USERNAME),
+    ("text", "Please ship it to {v} by Friday.", "1600 Pennsylvania Avenue NW, Washington, DC 20500", STREET_ADDRESS),
+    ("text", "Office: {v}\nThanks", "221B Baker Street\nLondon NW1 6XE", STREET_ADDRESS),
+    ("text", "Neue Adresse: {v}.", "Hauptstraße 5, 10115 Berlin", STREET_ADDRESS),
+    ("text", "Card on file {v} thanks", "4111 1111 1111 1111", CREDIT_CARD),
+    ("text", "Wire it to {v} today", "GB82 WEST 1234 5698 7654 32", IBAN_CODE),
+    ("text", "server at {v} is down", "203.0.113.42", IP_ADDRESS),
+    ("text", "v6 host {v} unreachable", "2001:db8:85a3::8a2e:370:7334", IP_ADDRESS),
+    ("text", "Call me on {v} after lunch", "(212) 555-0134", PHONE_NUMBER),
+    ("text", "My SSN is {v}.", "123-45-6789", US_SSN),
+    ("text", "Mail {v} for access", "jane.doe@example.org", EMAIL_ADDRESS),
+    ("text", "Order {v} has shipped", "ORD-20240512-7781", ACCOUNT_ID),
+    ("text", "My username is {v}, not the email", "zk_walker9", USERNAME),
+    ("text", "The patient is a 47 year old {v}", "47", DATE_TIME),
+    ("text", "see {v} for details", "https://intranet.corp.test/wiki/Payroll?id=77", URL),
+]
+
+
+@pytest.mark.parametrize(("kind", "template", "value", "label"), CASES, ids=[c[3] + ":" + c[1][:18] for c in CASES])
+def test_rule_finds_planted_value_with_exact_offsets(
+    rules_only: DetectorSuite, kind: str, template: str, value: str, label: str
+) -> None:
+    text = template.format(v=value)
+    span = _find(rules_only.detect([text], [kind])[0], text, value)
+    assert span.label == label
+    assert span.source and span.score is not None
+
+
+def test_assignment_labels_only_the_value(rules_only: DetectorSuite) -> None:
+    text = 'API_KEY = "Zq8Lm0Xp4Tn7Vb1Kc9Wd3Sf6"\n'
+    (span,) = rules_only.detect([text], ["code"])[0]
+    assert text[span.start : span.end] == "Zq8Lm0Xp4Tn7Vb1Kc9Wd3Sf6"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "password = os.environ['DB_PASSWORD']\n",
+        "password: Optional[str] = None\n",
+        'password = "changeme"\n',
+        "api_key = settings.API_KEY\n",
+        "x = arr[1::3]\n",
+        'url = "driver://user:pass@host/db"\n',
+        "rng = np.random.default_rng(5292808890472453840)\n",
+    ],
+)
+def test_code_lookalikes_are_not_secrets(rules_only: DetectorSuite, text: str) -> None:
+    assert rules_only.detect([text], ["code"])[0] == []
+
+
+def test_luhn_invalid_number_is_not_a_card(suite: DetectorSuite) -> None:
+    assert luhn_ok("4111111111111111") and not luhn_ok("4111111111111112")
+    text = "Card on file 4111 1111 1111 1112 thanks"
+    assert not any(s.label == CREDIT_CARD for s in suite.detect([text])[0])
+
+
+def test_iban_checksum() -> None:
+    assert iban_ok("GB82 WEST 1234 5698 7654 32")
+    assert not iban_ok("GB83 WEST 1234 5698 7654 32")
+
+
+def test_presidio_finds_names_and_places(suite: DetectorSuite) -> None:
+    text = "Yesterday Barack Obama flew from Chicago to Paris."
+    spans = suite.detect([text])[0]
+    assert _find(spans, text, "Barack Obama").label == PERSON
+    assert _covered(spans, text, "Chicago") and _covered(spans, text, "Paris")
+
+
+def test_spans_do_not_overlap(suite: DetectorSuite) -> None:
+    text = "Mr. John Smith, 42 Elm Street, Springfield, IL 62704, john.smith@example.com, 555-867-5309."
+    spans = suite.detect([text])[0]
+    assert all(a.end <= b.start for a, b in zip(spans, spans[1:], strict=False))
+
+
+def test_allow_list_suppresses(suite: DetectorSuite) -> None:
+    text = "Jane Roe works at Acme Widgets Inc in Boston."
+    spans = suite.detect([text])[0]
+    assert not _covered(spans, text, "Jane Roe") and not _covered(spans, text, ALLOWED)
+    assert _covered(spans, text, "Boston")
+
+
+def test_deny_list_flags(suite: DetectorSuite) -> None:
+    text = f"the internal codename {DENIED} leaked, also {DENIED.lower()}"
+    spans = suite.detect([text])[0]
+    hits = [s for s in spans if s.source == "deny_list"]
+    assert len(hits) == 2 and all(s.length == len(DENIED) for s in hits)
+
+
+def test_code_kind_skips_prose_ner(suite: DetectorSuite) -> None:
+    text = "def handler(event):\n    # Ada Lovelace owns this\n    Deploy = Config()\n"
+    spans = suite.detect([text], ["code"])[0]
+    assert [text[s.start : s.end] for s in spans] == ["Ada Lovelace"]
+
+
+def test_empty_and_batch_shapes(suite: DetectorSuite) -> None:
+    assert suite.detect([]) == []
+    assert suite.detect(["", "   "]) == [[], []]
+    with pytest.raises(ValueError, match="kinds has 1 entries for 2 texts"):
+        suite.detect(["a", "b"], ["text"])
+
+
+def test_no_raw_values_in_reprs_or_errors(suite: DetectorSuite) -> None:
+    secret = "hunter2-Zq8Lm0Xp4T"
+    text = f"password: {secret} and {DENIED}"
+    spans = suite.detect([text])[0]
+    assert spans
+    shown = repr(suite) + repr(suite.config) + repr(spans) + str(spans)
+    assert secret not in shown and DENIED not in shown and ALLOWED not in shown
+    bad = DetectorSuite(DetectorConfig(spacy_model="no_such_model"))
+    with pytest.raises(DetectorError) as info:
+        bad.detect([text])
+    assert secret not in str(info.value)
+
+
+def test_engine_failure_does_not_leak_text(suite: DetectorSuite) -> None:
+    secret = "hunter2-Zq8Lm0Xp4T"
+
+    class Exploding:
+        def analyze_iterator(self, texts: list[str], **_: object) -> list:
+            raise ValueError(f"cannot parse {texts[0]!r}")
+
+    broken = DetectorSuite(suite.config)
+    broken._batch = Exploding()
+    with pytest.raises(DetectorError) as info:
+        broken.detect([f"password: {secret}"])
+    err = info.value
+    assert secret not in str(err) and secret not in repr(err)
+    assert err.__cause__ is None and err.__context__ is None
+
+
+def test_versions(suite: DetectorSuite) -> None:
+    versions = suite.versions
+    assert {"ruleset", "presidio_analyzer", "spacy_model", "phonenumbers"} <= versions.keys()
+    assert versions["spacy_model"].startswith("en_core_web_sm")

@@ -1,0 +1,567 @@
+"""Surrogates and the vault: deterministic per scope, format-preserving, fictional, never the original."""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import ipaddress
+import re
+import stat
+from pathlib import Path
+
+import pytest
+from faker.providers.person.en_US import Provider as Names
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from curation import spans as S
+from curation.convention import KNOWN_LABELS, convention_from_dict, load_convention
+from curation.surrogates import (
+    EXAMPLE_DOMAINS,
+    IdentityResolver,
+    Scope,
+    SurrogateEngine,
+    SurrogateError,
+    parse_name,
+    shift_dates,
+)
+from curation.vault import (
+    HmacKeyError,
+    KeyInfo,
+    Vault,
+    hmac_value,
+    key_fingerprint,
+    load_key,
+)
+
+KEY = bytes(range(32))
+OTHER_KEY = bytes(range(100, 132))
+CONV = load_convention()
+
+MONTH = r"(January|February|March|April|May|June|July|August|September|October|November|December)"
+# (label, original, regex every surrogate must match)
+SHAPES = [
+    (S.PHONE_NUMBER, "415-555-2671", r"[2-9]\d\d-555-01\d\d"),
+    (S.PHONE_NUMBER, "+1 (212) 867-5309", r"\+1 \([2-9]\d\d\) 555-01\d\d"),
+    (S.PHONE_NUMBER, "+44 20 7946 0958", r"\+44 [2-9]\d \d555 01\d\d"),
+    (S.PHONE_NUMBER, "(617)555.1234", r"\([2-9]\d\d\)555\.01\d\d"),
+    (S.US_SSN, "123-45-6789", r"9\d\d-\d\d-\d{4}"),
+    (S.US_SSN, "123456789", r"9\d{8}"),
+    (S.ACCOUNT_ID, "ACCT-883920", r"ACCT-\d{6}"),
+    (S.ACCOUNT_ID, "cust_ab12Cd", r"cust_[a-z]{2}\d\d[A-Z][a-z]"),
+    (S.ACCOUNT_ID, "AB1234567", r"AB\d{7}"),
+    (S.ACCOUNT_ID, "9f86d081e4", r"[0-9a-f]{10}"),
+    (S.IBAN_CODE, "DE89 3704 0044 0532 0130 00", r"DE\d\d \d{4} \d{4} \d{4} \d{4} \d\d"),
+    (S.IBAN_CODE, "GB29NWBK60161331926819", r"GB\d\d[A-Z]{4}\d{14}"),
+    (S.IP_ADDRESS, "10.1.2.3", r"(192\.0\.2|198\.51\.100|203\.0\.113)\.\d{1,3}"),
+    (S.IP_ADDRESS, "10.1.2.3:8080", r"(192\.0\.2|198\.51\.100|203\.0\.113)\.\d{1,3}:8080"),
+    (S.IP_ADDRESS, "fe80::1ff:fe23:4567:890a", r"2001:db8:[0-9a-f:]+"),
+    (S.EMAIL_ADDRESS, "support@acme-corp.com", r"[a-z0-9._]+@example\.(com|net|org)"),
+    (
+        S.URL,
+        "https://www.acme-corp.com/docs/a1.html?id=42",
+        r"https://www\.example\.(com|net|org)/[a-z]{4}/[a-z]\d\.html\?[a-z]{2}=\d\d",
+    ),
+    (S.URL, "acme-corp.com", r"example\.(com|net|org)"),
+    (S.USERNAME, "@xX_gamer_99", r"@\w+"),
+    (S.CREDIT_CARD, "4111 1111 1111 1234", r"\*{4} \*{4} \*{4} 1234"),
+    (S.CREDIT_CARD, "4111-1111-1111-9876", r"\*{4}-\*{4}-\*{4}-9876"),
+    (S.STREET_ADDRESS, "123 Main St, Springfield, IL 62704", r"\[Springfield, IL\]"),
+    (S.STREET_ADDRESS, "Flat 4, 22 Baker Street", r"\[ADDRESS\]"),
+    (S.PASSWORD, "hunter2", r"\[PASSWORD\]"),
+    (S.SURPRISE, "Project Bluebird", r"\[SURPRISE\]"),
+    (S.DATE_TIME, "3:45 PM", r"\[DATE_TIME\]"),
+    (S.DATE_TIME, "March 15th, 2024", MONTH + r" \d{1,2}(st|nd|rd|th), 20\d\d"),
+    (S.DATE_TIME, "2024-03-15T10:20:30Z", r"20\d\d-\d\d-\d\dT10:20:30Z"),
+    (S.DATE_TIME, "03/15/2024", r"\d\d/\d\d/20\d\d"),
+    (S.LOCATION, "Springfield", r"[A-Z][\w ]+"),
+    (S.ORGANIZATION, "Initech", r"[A-Z][\w ,.&-]+"),
+]
+SURROGATE_STYLE = [(label, value) for label, value, _ in SHAPES if CONV.rule_for(label).style == "surrogate"]
+# A bare host has only three possible surrogates (example.com/.net/.org), so it may repeat by chance.
+HIGH_ENTROPY = [(label, value) for label, value in SURROGATE_STYLE if value != "acme-corp.com"]
+DANA = "Hi, I'm Dana Whitfield (dana.whitfield@corp.com). Ms. Whitfield called. Dana said: DANA WHITFIELD!"
+
+
+def engine(key: bytes = KEY, convention=CONV, key_id: str = "k1") -> SurrogateEngine:
+    return SurrogateEngine(key, convention, key_id)
+
+
+def spans_of(text: str, *items: tuple[str, str]) -> list[S.Span]:
+    """Spans for each (label, substring), every occurrence."""
+    out = []
+    for label, value in items:
+        out += [S.Span(m.start(), m.end(), label) for m in re.finditer(re.escape(value), text)]
+    return out
+
+
+def dana_spans(text: str = DANA) -> list[S.Span]:
+    return spans_of(
+        text,
+        (S.PERSON, "Dana Whitfield"),
+        (S.EMAIL_ADDRESS, "dana.whitfield@corp.com"),
+        (S.PERSON, "Ms. Whitfield"),
+        (S.PERSON, "Dana said"),
+        (S.PERSON, "DANA WHITFIELD"),
+    )
+
+
+def fix_dana_said(spans: list[S.Span]) -> list[S.Span]:
+    return [S.Span(s.start, s.start + 4, s.label) if s.length == 9 else s for s in spans]
+
+
+# ---------------------------------------------------------------------------------------------
+# Determinism and scopes
+
+
+@pytest.mark.parametrize(("label", "value", "shape"), SHAPES)
+def test_format_preserved_per_type(label: str, value: str, shape: str) -> None:
+    eng = engine()
+    out = eng.surrogate("conv-1", label, value)
+    assert re.fullmatch(shape, out), (label, out)
+    assert out.casefold() != value.casefold()
+
+
+def test_same_value_same_surrogate_within_scope_across_calls_and_engines() -> None:
+    first, second = engine(), engine()
+    for label, value in SURROGATE_STYLE:
+        a = first.surrogate("conv-1", label, value)
+        assert first.surrogate("conv-1", label, value) == a
+        assert second.surrogate("conv-1", label, value) == a
+
+
+def test_surrogates_unrelated_across_scopes() -> None:
+    eng = engine()
+    same = [
+        (label, v)
+        for label, v in HIGH_ENTROPY
+        if eng.surrogate("a", label, v) == eng.surrogate("b", label, v)
+    ]
+    assert same == []
+    assert eng.date_offset_days("a") != eng.date_offset_days("b")
+
+
+def test_key_rotation_changes_every_surrogate() -> None:
+    old, new = engine(KEY), engine(OTHER_KEY, key_id="k2")
+    changed = [old.surrogate("c", label, v) != new.surrogate("c", label, v) for label, v in HIGH_ENTROPY]
+    assert all(changed)
+    assert old.date_offset_days("c") != new.date_offset_days("c")
+    old_text = old.apply(DANA, fix_dana_said(dana_spans()), "c").text
+    new_text = new.apply(DANA, fix_dana_said(dana_spans()), "c").text
+    old_names = set(re.findall(r"[A-Z][a-z]+", old_text)) - {"Hi", "Ms"}
+    new_names = set(re.findall(r"[A-Z][a-z]+", new_text)) - {"Hi", "Ms"}
+    assert old_names and not old_names & new_names
+
+
+def test_scope_object_picks_the_rule_level() -> None:
+    conv = convention_from_dict(
+        {
+            "entities": {
+                "default": {"style": "typed_tag"},
+                S.PERSON: {"style": "surrogate", "scope": "account"},
+                S.PHONE_NUMBER: {"style": "surrogate", "scope": "document"},
+            }
+        }
+    )
+    eng = engine(convention=conv)
+    doc1 = Scope(document="d1", conversation="c1", account="acc")
+    doc2 = Scope(document="d2", conversation="c2", account="acc")
+    assert eng.surrogate(doc1, S.PERSON, "Dana Whitfield") == eng.surrogate(doc2, S.PERSON, "Dana Whitfield")
+    assert eng.surrogate(doc1, S.PHONE_NUMBER, "415-555-2671") != eng.surrogate(
+        doc2, S.PHONE_NUMBER, "415-555-2671"
+    )
+    assert Scope("d1").key_for("account") == "document:d1"
+    assert Scope("d1", "c1").key_for("account") == "conversation:c1"
+
+
+def test_global_scope_links_across_scopes_and_warns(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text(
+        "allow_global_scope: true\nentities:\n  default: {style: typed_tag}\n"
+        "  ORGANIZATION: {style: surrogate, scope: global}\n",
+        encoding="utf-8",
+    )
+    with pytest.warns(UserWarning, match="global scope"):
+        conv = load_convention(path)
+    eng = engine(convention=conv)
+    assert eng.surrogate("a", S.ORGANIZATION, "Initech") == eng.surrogate("b", S.ORGANIZATION, "Initech")
+
+
+# ---------------------------------------------------------------------------------------------
+# Names
+
+
+def test_name_variants_resolve_to_one_identity() -> None:
+    eng = engine()
+    result = eng.apply(DANA, fix_dana_said(dana_spans()), "conv-1")
+    out = {r.label + str(i): result.text[r.new_start : r.new_end] for i, r in enumerate(result.replacements)}
+    full, email, titled, bare, upper = out.values()
+    first, last = full.split()
+    assert titled == f"Ms. {last}"
+    assert bare == first
+    assert upper == f"{first} {last}".upper()
+    local, domain = email.split("@")
+    assert local == f"{first}.{last}".lower()
+    assert domain in EXAMPLE_DOMAINS
+    assert "Dana" not in result.text and "Whitfield" not in result.text.title()
+
+
+def test_prepare_then_surrogate_two_pass_links_partial_mentions_seen_first() -> None:
+    eng = engine()
+    eng.prepare(
+        "s",
+        [
+            (S.PERSON, "Ms. Whitfield"),
+            (S.PERSON, "Dana"),
+            (S.EMAIL_ADDRESS, "dwhitfield@corp.com"),
+            (S.PERSON, "Dana J. Whitfield"),
+        ],
+    )
+    titled = eng.surrogate("s", S.PERSON, "Ms. Whitfield")
+    bare = eng.surrogate("s", S.PERSON, "Dana")
+    email = eng.surrogate("s", S.EMAIL_ADDRESS, "dwhitfield@corp.com")
+    full = eng.surrogate("s", S.PERSON, "Dana J. Whitfield")
+    first, middle, last = full.split()
+    assert re.fullmatch(r"[A-Z]\.", middle)
+    assert titled == f"Ms. {last}" and bare == first
+    assert email.split("@")[0] == (first[0] + last).lower()
+
+
+def test_gender_cue_kept_from_title_or_first_name() -> None:
+    female = {n.casefold() for n in Names.first_names_female}
+    male = {n.casefold() for n in Names.first_names_male}
+    eng = engine()
+    for scope in ("a", "b", "c", "d"):
+        eng.prepare(scope, [(S.PERSON, "Mr. Okonkwo"), (S.PERSON, "Chidi Okonkwo"), (S.PERSON, "Mary Jones")])
+        assert eng.surrogate(scope, S.PERSON, "Chidi Okonkwo").split()[0].casefold() in male
+        assert eng.surrogate(scope, S.PERSON, "Mr. Okonkwo").startswith("Mr. ")
+        assert eng.surrogate(scope, S.PERSON, "Mary Jones").split()[0].casefold() in female
+
+
+def test_name_forms_kept() -> None:
+    eng = engine()
+    eng.prepare(
+        "s", [(S.PERSON, "Whitfield, Dana"), (S.PERSON, "Dana Whitfield's"), (S.PERSON, "John Smith Jr.")]
+    )
+    last_first = eng.surrogate("s", S.PERSON, "Whitfield, Dana")
+    possessive = eng.surrogate("s", S.PERSON, "Dana Whitfield's")
+    assert re.fullmatch(r"[A-Z][a-z]+, [A-Z][a-z]+", last_first)
+    first, last = possessive.removesuffix("'s").split()
+    assert last_first == f"{last}, {first}" and possessive.endswith("'s")
+    assert eng.surrogate("s", S.PERSON, "John Smith Jr.").endswith(" Jr.")
+
+
+def test_distinct_people_get_distinct_surrogates() -> None:
+    people = [f"{f} {l}" for f in ("Ann", "Bob", "Cara", "Dev") for l in ("Lee", "Ortiz", "Quinn")]
+    eng = engine()
+    eng.prepare("s", [(S.PERSON, p) for p in people])
+    outs = [eng.surrogate("s", S.PERSON, p) for p in people]
+    assert len(set(outs)) == len(people)
+
+
+def test_ambiguous_first_name_does_not_merge_people() -> None:
+    resolver = IdentityResolver()
+    resolver.feed(["Dana Whitfield", "Dana Scott", "Dana"])
+    assert resolver.person("Dana")[0] not in (
+        resolver.person("Dana Whitfield")[0],
+        resolver.person("Dana Scott")[0],
+    )
+    assert resolver.person("DANA SCOTT")[0] is resolver.person("Dana Scott")[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# Never an original
+
+
+def test_no_surrogate_equals_any_original_in_the_batch() -> None:
+    originals = [value for _, value in SURROGATE_STYLE] + ["Dana Whitfield", "Maya Ellison", "Ellison"]
+    eng = engine()
+    eng.register_originals(originals)
+    outs = [eng.surrogate("s", label, value) for label, value in SURROGATE_STYLE]
+    outs += [eng.surrogate("s", S.PERSON, "Dana Whitfield")]
+    folded = {o.casefold() for o in originals}
+    assert not [o for o in outs if o.casefold() in folded]
+
+
+def test_collision_with_an_original_forces_a_deterministic_redraw() -> None:
+    plain = engine()
+    taken = {item: plain.surrogate("s", *item) for item in SURROGATE_STYLE}
+    person = plain.surrogate("s", S.PERSON, "Dana Whitfield")
+    redraws = []
+    for _ in range(2):
+        guarded = engine()
+        guarded.register_originals([*taken.values(), person])
+        redrawn = {item: guarded.surrogate("s", *item) for item in SURROGATE_STYLE}
+        assert all(redrawn[item] != taken[item] for item in taken)
+        new_person = guarded.surrogate("s", S.PERSON, "Dana Whitfield")
+        assert not set(new_person.split()) & set(person.split())
+        redraws.append((redrawn, new_person))
+    assert redraws[0] == redraws[1]
+
+
+# ---------------------------------------------------------------------------------------------
+# Dates
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.dates(min_value=dt.date(1950, 1, 1), max_value=dt.date(2090, 1, 1)),
+    st.dates(min_value=dt.date(1950, 1, 1), max_value=dt.date(2090, 1, 1)),
+    st.sampled_from(["%Y-%m-%d", "%m/%d/%Y", "%d.%m.%Y", "%B %d, %Y", "%d %b %Y", "%A, %B %d, %Y"]),
+)
+def test_date_intervals_preserved_within_a_scope(a: dt.date, b: dt.date, fmt: str) -> None:
+    eng = engine()
+    new_a = _parse(eng.surrogate("s", S.DATE_TIME, a.strftime(fmt)), fmt)
+    new_b = _parse(eng.surrogate("s", S.DATE_TIME, b.strftime(fmt)), fmt)
+    assert new_b - new_a == b - a
+    assert 1 <= abs((new_a - a).days) <= 180
+
+
+def _parse(text: str, fmt: str) -> dt.date:
+    """strptime, accepting 'May' written in full where the format abbreviates (May is both)."""
+    try:
+        return dt.datetime.strptime(text, fmt).date()
+    except ValueError:
+        return dt.datetime.strptime(text, fmt.replace("%b", "%B")).date()
+
+
+def test_date_offset_is_never_zero_and_bounded() -> None:
+    eng = engine()
+    offsets = {eng.date_offset_days(f"scope-{i}") for i in range(500)}
+    assert 0 not in offsets and min(offsets) >= -180 and max(offsets) <= 180 and len(offsets) > 200
+
+
+def test_shift_dates_keeps_the_written_format() -> None:
+    assert shift_dates("Monday, January 1st, 2024", 31) == "Thursday, February 1st, 2024"
+    assert shift_dates("from 2024-01-01 to 2024-01-31", 5) == "from 2024-01-06 to 2024-02-05"
+    assert shift_dates("01/05/24", -10) == "12/26/23"
+    assert shift_dates("SEPT 3, 2021", 30) == "OCT 3, 2021"
+    assert shift_dates("the 3rd of May", 30) == "the 2nd of June"
+    assert shift_dates("15.03.2024", -20) == "24.02.2024"
+    assert shift_dates("2/30/2024", 3) is None
+    assert shift_dates("yesterday", 3) is None
+
+
+# ---------------------------------------------------------------------------------------------
+# Hypothesis: shapes of phone numbers and ids
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.from_regex(r"\+?\d{0,2}[ (]?\d{3}[) .-]?\d{3}[ .-]?\d{4}", fullmatch=True))
+def test_phone_layout_preserved(value: str) -> None:
+    out = engine().surrogate("s", S.PHONE_NUMBER, value)
+    assert re.sub(r"\d", "0", out) == re.sub(r"\d", "0", value)
+    assert "55501" in re.sub(r"\D", "", out)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.from_regex(r"[A-Z]{2,4}-[A-Za-z0-9]{4,12}", fullmatch=True))
+def test_account_id_keeps_prefix_length_and_classes(value: str) -> None:
+    out = engine().surrogate("s", S.ACCOUNT_ID, value)
+
+    def classes(text: str) -> str:
+        return re.sub(r"[A-Z]", "A", re.sub(r"[a-z]", "a", re.sub(r"\d", "9", text)))
+
+    assert out.split("-")[0] == value.split("-")[0]
+    if not re.fullmatch(r"[A-Z]{2,4}-[0-9a-f]+", value):  # hex bodies stay hex (class may narrow)
+        assert classes(out) == classes(value)
+    assert len(out) == len(value)
+
+
+FUZZ_ENGINE = engine()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from([*KNOWN_LABELS, "UNKNOWN"]), st.text(min_size=1, max_size=40))
+def test_any_value_of_any_label_rewrites_without_error(label: str, value: str) -> None:
+    out = FUZZ_ENGINE.surrogate("fuzz", label, value)
+    assert isinstance(out, str)
+    if CONV.rule_for(label).style == "surrogate" and label != S.DATE_TIME:
+        assert out.strip().casefold() != value.strip().casefold() or not value.strip()
+
+
+def test_tiny_surrogate_space_falls_back_to_a_tag() -> None:
+    eng = engine()
+    outs = [eng.surrogate("s", S.ACCOUNT_ID, str(i)) for i in range(12)]
+    assert "[ACCOUNT_ID]" in outs
+    assert len(set(outs) - {"[ACCOUNT_ID]"}) == len([o for o in outs if o != "[ACCOUNT_ID]"])
+
+
+def test_iban_surrogate_has_valid_check_digits() -> None:
+    out = engine().surrogate("s", S.IBAN_CODE, "GB29NWBK60161331926819")
+    moved = out[4:] + out[:4]
+    assert int("".join(str(int(c, 36)) for c in moved)) % 97 == 1
+
+
+def test_ip_surrogates_are_documentation_addresses() -> None:
+    eng = engine()
+    docs = [
+        ipaddress.ip_network(n)
+        for n in ("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24", "2001:db8::/32")
+    ]
+    for value in ("10.0.0.1", "172.16.4.4", "8.8.8.8", "::1", "2a00:1450::200e"):
+        addr = ipaddress.ip_address(eng.surrogate("s", S.IP_ADDRESS, value))
+        assert any(addr in net for net in docs if net.version == addr.version)
+
+
+# ---------------------------------------------------------------------------------------------
+# Whole texts
+
+
+def test_apply_offsets_and_overlaps() -> None:
+    text = "Call Dana Whitfield at 415-555-2671 now"
+    spans = [S.Span(5, 19, S.PERSON), S.Span(5, 9, S.SURPRISE), S.Span(23, 35, S.PHONE_NUMBER)]
+    result = engine().apply(text, spans, "s")
+    assert [r.label for r in result.replacements] == [S.PERSON, S.PHONE_NUMBER]
+    assert result.text.startswith("Call ") and result.text.endswith(" now")
+    for rep in result.replacements:
+        assert result.text[: rep.new_start].endswith(text[rep.start - 4 : rep.start])
+    phone = result.replacements[1]
+    assert re.fullmatch(r"\d{3}-555-01\d\d", result.text[phone.new_start : phone.new_end])
+    assert {r.style for r in result.replacements} == {"surrogate"}
+
+
+def test_apply_reports_styles_and_unparseable_date_falls_back_to_tag() -> None:
+    text = "card 4111 1111 1111 1234 pw hunter2 at 3:45 PM on 2024-03-15"
+    spans = spans_of(
+        text,
+        (S.CREDIT_CARD, "4111 1111 1111 1234"),
+        (S.PASSWORD, "hunter2"),
+        (S.DATE_TIME, "3:45 PM"),
+        (S.DATE_TIME, "2024-03-15"),
+    )
+    result = engine().apply(text, spans, "s")
+    assert [r.style for r in result.replacements] == [
+        "mask_keep_last",
+        "typed_tag",
+        "typed_tag",
+        "date_shift",
+    ]
+    assert "[PASSWORD]" in result.text and "[DATE_TIME]" in result.text and "**** 1234" in result.text
+
+
+def test_span_past_the_text_is_an_error_without_the_value() -> None:
+    with pytest.raises(SurrogateError) as info:
+        engine().apply("Dana", [S.Span(0, 40, S.PERSON)], "s")
+    assert "Dana" not in str(info.value) and "PERSON" in str(info.value)
+
+
+def test_audit_copy_indexes_consistently() -> None:
+    text = DANA + " Bob Jones wrote to dana.whitfield@corp.com and bob@corp.com."
+    spans = fix_dana_said(dana_spans(text)) + spans_of(
+        text, (S.PERSON, "Bob Jones"), (S.EMAIL_ADDRESS, "bob@corp.com")
+    )
+    result = engine().audit_copy(text, spans)
+    assert result.text.count("[PERSON_1]") == 4 and result.text.count("[PERSON_2]") == 1
+    assert result.text.count("[EMAIL_ADDRESS_1]") == 2 and result.text.count("[EMAIL_ADDRESS_2]") == 1
+    eng = engine()
+    first = eng.audit_copy("Bob Jones", [S.Span(0, 9, S.PERSON)], "s").text
+    eng.audit_copy("Ann Lee", [S.Span(0, 7, S.PERSON)], "s")
+    assert eng.audit_copy(
+        "Ann Lee, Bob Jones", [S.Span(0, 7, S.PERSON), S.Span(9, 18, S.PERSON)], "s"
+    ).text == ("[PERSON_2], " + first)
+
+
+def test_indexed_tag_style() -> None:
+    conv = convention_from_dict({"entities": {"default": {"style": "indexed_tag"}}})
+    eng = engine(convention=conv)
+    text = "a@x.com b@x.com a@x.com"
+    result = eng.apply(text, spans_of(text, (S.EMAIL_ADDRESS, "a@x.com"), (S.EMAIL_ADDRESS, "b@x.com")), "s")
+    assert result.text == "[EMAIL_ADDRESS_1] [EMAIL_ADDRESS_2] [EMAIL_ADDRESS_1]"
+
+
+# ---------------------------------------------------------------------------------------------
+# Records, reprs and the vault
+
+
+def test_records_hold_hmacs_not_originals() -> None:
+    eng = engine()
+    eng.apply(DANA, fix_dana_said(dana_spans()), "conv-1")
+    records = list(eng.records())
+    hmacs = {r.value_hmac for r in records}
+    assert hmac_value(KEY, "Dana Whitfield", S.PERSON) in hmacs
+    assert hmac_value(KEY, "dana whitfield", S.PERSON) == hmac_value(KEY, "DANA  WHITFIELD", S.PERSON)
+    assert hmac_value(KEY, "dana.whitfield@corp.com", S.EMAIL_ADDRESS) in hmacs
+    dump = repr(records) + repr(eng) + repr(eng._scopes) + repr(parse_name("Dana Whitfield"))
+    for original in ("dana", "whitfield", "corp.com"):
+        assert original not in dump.casefold()
+    assert all(r.key_id == "k1" and len(r.value_hmac) == 64 for r in records)
+
+
+def test_vault_file_is_private_and_holds_no_originals(tmp_path: Path) -> None:
+    eng = engine()
+    text = DANA + " Phone 415-555-2671, SSN 123-45-6789."
+    spans = fix_dana_said(dana_spans(text)) + spans_of(
+        text, (S.PHONE_NUMBER, "415-555-2671"), (S.US_SSN, "123-45-6789")
+    )
+    eng.apply(text, spans, "conv-1")
+    path = tmp_path / "private" / "vault.duckdb"
+    with Vault(path) as vault:
+        assert vault.upsert(eng.records()) == len(list(eng.records()))
+        vault.upsert(eng.records())  # idempotent upsert
+        assert vault.count() == len(list(eng.records()))
+        assert hmac_value(KEY, "Dana Whitfield", S.PERSON) in vault.known_hmacs(S.PERSON)
+        assert vault.lookup("conv-1", S.US_SSN, hmac_value(KEY, "123-45-6789", S.US_SSN)).startswith("9")
+        assert vault.lookup("conv-2", S.US_SSN, hmac_value(KEY, "123-45-6789", S.US_SSN)) is None
+        rows = repr(list(vault.records()))
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    raw = path.read_bytes()
+    for original in ("Dana", "Whitfield", "WHITFIELD", "corp.com", "415-555-2671", "123-45-6789", "6789"):
+        assert original.encode() not in raw
+        assert original.casefold() not in rows.casefold()
+    assert not [p for p in path.parent.iterdir() if p.name.startswith(".vault-")]
+
+
+def test_vault_reopens_existing_file(tmp_path: Path) -> None:
+    path = tmp_path / "v.duckdb"
+    with Vault(path) as vault:
+        vault.upsert(engine().records())
+        vault.upsert([*engine().records()])
+    eng = engine()
+    eng.surrogate("s", S.PHONE_NUMBER, "415-555-2671")
+    with Vault(path) as vault:
+        vault.upsert(eng.records())
+    with Vault(path) as vault:
+        assert vault.count() == 1
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+# ---------------------------------------------------------------------------------------------
+# Keys
+
+
+def test_load_key_from_env_hex_and_base64(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CURATION_HMAC_KEY", KEY.hex())
+    info = load_key()
+    assert info == KeyInfo(KEY, key_fingerprint(KEY), False)
+    assert KEY.hex() not in repr(info) and len(info.key_id) == 12
+    monkeypatch.setenv("CURATION_HMAC_KEY", base64.b64encode(KEY).decode())
+    assert load_key().key == KEY
+    monkeypatch.setenv("CURATION_HMAC_KEY", base64.urlsafe_b64encode(OTHER_KEY).decode().rstrip("="))
+    assert load_key().key == OTHER_KEY
+    monkeypatch.setenv("CURATION_HMAC_KEY", "short")
+    with pytest.raises(HmacKeyError, match="CURATION_HMAC_KEY"):
+        load_key()
+
+
+def test_dev_key_created_private_and_marked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CURATION_HMAC_KEY", raising=False)
+    key_file = tmp_path / "keys" / "dev.key"
+    with pytest.raises(HmacKeyError, match="create_dev_key"):
+        load_key(key_file=key_file)
+    created = load_key(key_file=key_file, create_dev_key=True)
+    assert created.is_dev and created.key_id.startswith("dev-") and len(created.key) == 32
+    assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
+    again = load_key(key_file=key_file)
+    assert again == created
+    assert created.key_id == "dev-" + key_fingerprint(created.key)
+
+
+def test_key_file_production(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CURATION_HMAC_KEY", raising=False)
+    key_file = tmp_path / "prod.key"
+    key_file.write_text(OTHER_KEY.hex() + "\n")
+    key_file.chmod(0o600)
+    info = load_key(key_file=key_file)
+    assert info.key == OTHER_KEY and not info.is_dev and not info.key_id.startswith("dev-")
