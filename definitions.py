@@ -5,11 +5,11 @@ import os
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
 
-import dagster as dg  # noqa: E402
+import dagster as dg
 
-from assets import ALL_ASSETS  # noqa: E402
-from checks import ALL_CHECKS  # noqa: E402
-from resources import build_resources  # noqa: E402
+from assets import ALL_ASSETS
+from checks import ALL_CHECKS
+from resources import build_resources
 
 # Materializes every stage; blocking checks run inside it, so a failed gate skips `release`.
 curation_job = dg.define_asset_job(

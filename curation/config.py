@@ -6,7 +6,6 @@ import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,7 @@ from curation.scoring import ScoringConfig
 
 def bundled(name: str) -> Path:
     """Path of a file shipped in ``curation/data``."""
-    return Path(str(resources.files("curation") / "data" / name))
+    return Path(__file__).resolve().parent / "data" / name
 
 
 @dataclass(frozen=True)
@@ -33,7 +32,8 @@ class CalibrationConfig:
 
 @dataclass(frozen=True)
 class MaskingConfig:
-    propagation_scope: str = "scope"  # document | scope | batch
+    # batch: a value masked anywhere is masked everywhere in the delivery (what the leak gate checks)
+    propagation_scope: str = "batch"  # document | scope | batch
     min_propagation_chars: int = 4
 
 

@@ -1,15 +1,21 @@
 """PII and credential detection: Presidio (spaCy NER + validated recognizers) plus local rules.
 
-Presidio covers names, places, dates and the checksum-validated basics; the local rules cover what it
-misses (API keys, tokens, private keys, connection strings, passwords in config, street addresses,
-prefixed ids, ages, usernames in home paths) and need no model, so they also run with Presidio off.
-All detectors emit :class:`curation.spans.Span`; overlaps are resolved into one non-overlapping list.
+Presidio covers names, places, organisations, dates and the checksum-validated basics; the local rules
+cover what it misses (API keys, tokens, private keys, connection strings, passwords in config, street
+addresses, phones in many countries, prefixed ids, ages, usernames) and need no model, so they also run
+with Presidio off.  All detectors emit :class:`curation.spans.Span`; overlaps are resolved into one
+non-overlapping list per text (see :func:`resolve`).
+
+    suite = DetectorSuite(DetectorConfig(deny_list=[...], allow_list=[...]))
+    spans_per_text = suite.detect(texts, kinds)   # kinds: "text" | "chat" | "code" | "config" | "log"
+    card_info = suite.versions
 
 Nothing here logs or raises with document text in it: values only ever leave as offsets.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.metadata
 import importlib.util
@@ -18,6 +24,7 @@ import logging
 import math
 import os
 import re
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -53,9 +60,10 @@ log = logging.getLogger(__name__)
 # Bump whenever a rule, mapping or default threshold changes: it goes into the dataset card.
 RULESET_VERSION = "2025.11-1"
 
-# Document kinds that are source code / config / logs.  Presidio is skipped on them: spaCy NER tags
-# identifiers as names/orgs and the URL recognizer tags ``resp.json``-like attribute chains (measured on
-# code_secrets.jsonl: precision 0.69 -> 0.93 at equal recall); the local rules cover the rest.
+# Document kinds that are source code / config / logs.  On them Presidio only sees comments and docstrings
+# and only full PERSON names are kept: elsewhere spaCy tags identifiers as names/orgs and the URL
+# recognizer tags ``resp.json``-like attribute chains (code_secrets.jsonl, all labels: precision
+# 0.73 -> 0.98 at equal recall); prose-only rules (ages, titles, dates, addresses) are skipped too.
 CODE_KINDS = frozenset({"code", "config", "log"})
 
 # Presidio entity -> our label.  Entities not listed are ignored (measured noisy or out of scope).
@@ -94,7 +102,6 @@ PRESIDIO_RECOGNIZERS = frozenset(
         "EmailRecognizer",
         "IbanRecognizer",
         "IpRecognizer",
-        "PhoneRecognizer",
         "UrlRecognizer",
         "UsSsnRecognizer",
     }
@@ -114,9 +121,7 @@ class DetectorConfig:
     """
 
     score_threshold: float = 0.5
-    entity_thresholds: dict[str, float] = field(
-        default_factory=lambda: {PHONE_NUMBER: 0.4, URL: 0.5, DATE_TIME: 0.5}
-    )
+    entity_thresholds: dict[str, float] = field(default_factory=dict)  # e.g. {ORGANIZATION: 0.9}
     deny_list: list[str] = field(default_factory=list, repr=False)
     allow_list: list[str] = field(default_factory=list, repr=False)
     deny_label: str = SECRET
@@ -179,7 +184,7 @@ def _card_ok(value: str) -> bool:
     digits = re.sub(r"\D", "", value)
     if not (13 <= len(digits) <= 19 or (len(digits) == 12 and digits[:2] in _MAESTRO_12)):
         return False
-    return digits[0] in "23456" and len(set(digits)) > 2 and luhn_ok(digits)
+    return digits[0] in "23456" and len(set(digits)) > 1 and luhn_ok(digits)
 
 
 # Maestro is the one scheme that issues 12-digit card numbers.
@@ -212,7 +217,8 @@ def _ipv4_ok(value: str) -> bool:
         ip = ipaddress.IPv4Address(value)
     except ValueError:
         return False
-    return not (ip.is_unspecified or str(ip).startswith("0."))
+    # "7.2.1.5" is a section or version number far more often than an address
+    return not (ip.is_unspecified or str(ip).startswith("0.") or all(len(o) == 1 for o in value.split(".")))
 
 
 def _ipv6_ok(value: str) -> bool:
@@ -256,14 +262,16 @@ _PLACEHOLDER = re.compile(
         |os\.\w+.*|process\.env.*|env\(.*|getenv.*|settings\.\w+|config\.\w+|self\.\w+
     )$"""
 )
-_CODE_REFERENCE = re.compile(r"^[A-Za-z_$][\w$]*(?:(?:\.|->|::)[A-Za-z_$][\w$]*)+(?:\(.*)?$|^[A-Za-z_]\w*\(.*$")
+_CODE_REFERENCE = re.compile(
+    r"^[A-Za-z_$][\w$]*(?:(?:\.|->|::)[A-Za-z_$][A-Za-z_$]*)+(?:\(.*)?$|^[A-Za-z_]\w*\(.*$"
+)
 _IDENTIFIER_NAMED = re.compile(r"(?i)^[a-z_][a-z0-9_]*(?:pass|pwd|secret|token|key|auth|cred)[a-z0-9_]*$")
 
 
 _CODE_WORDS = frozenset(
-    "return self cls this none null nil true false undefined str int bool float bytes dict list tuple set any "
-    "object string number boolean optional annotated callable type var let const new await async def function "
-    "lambda yield import from class if else elif for while in not and or is".split()
+    "return self cls this none null nil true false undefined str int bool float bytes dict list tuple set "
+    "any object string number boolean optional annotated callable type var let const new await async def "
+    "function lambda yield import from class if else elif for while in not and or is".split()
 )
 
 
@@ -279,7 +287,7 @@ def _bare_value_ok(value: str) -> bool:
     """Unquoted values: also not a snake_case variable, a subscript/call or a type annotation."""
     return (
         _secret_value_ok(value)
-        and not re.search(r"[\[\]()]", value)
+        and not re.search(r"[\[\](){}]", value)
         and not re.fullmatch(r"[a-z]+(?:_[a-z]+)+|[A-Z][a-z]+(?:[A-Z][a-z]+)*", value)
     )
 
@@ -303,9 +311,10 @@ PUBLIC_HOSTS = frozenset(
     "pythonhosted.org python.org crates.io rubygems.org maven.org apache.org golang.org go.dev pkg.go.dev "
     "docker.io docker.com quay.io gcr.io slack.com googleapis.com google.com gstatic.com microsoft.com "
     "office365.com outlook.com live.com azure.com windows.net apple.com mozilla.org w3.org ietf.org "
-    "schema.org json-schema.org wikipedia.org stackoverflow.com readthedocs.io readthedocs.org "
-    "example.com example.org example.net localhost sentry.io stripe.com twilio.com sendgrid.com "
-    "cloudflare.com jsdelivr.net unpkg.com cdnjs.cloudflare.com openai.com anthropic.com huggingface.co".split()
+    "schema.org json-schema.org wikipedia.org stackoverflow.com readthedocs.io readthedocs.org example.com "
+    "example.org example.net localhost sentry.io stripe.com twilio.com sendgrid.com cloudflare.com "
+    "jsdelivr.net unpkg.com cdnjs.cloudflare.com openai.com anthropic.com "
+    "huggingface.co".split()
 )
 
 
@@ -365,8 +374,7 @@ class Rule:
     score: float
     tier: int = _TIER_PATTERN
     validator: Callable[[str], bool] | None = None
-    credential: bool = False
-    label_of: Callable[[re.Match[str]], str] | None = None
+    credential: bool = False  # part of the credential rule set (DetectorConfig.use_credentials)
     prose_only: bool = False  # skipped on CODE_KINDS, where e.g. "name: Optional" or "Named Tuple" abound
 
     def find(self, text: str) -> Iterator[Span]:
@@ -381,8 +389,7 @@ class Rule:
             value = text[start:end]
             if self.validator is not None and not self.validator(value):
                 continue
-            label = self.label_of(m) if self.label_of else self.label
-            yield Span(start, end, label, self.score, f"pattern:{self.name}")
+            yield Span(start, end, self.label, self.score, f"pattern:{self.name}")
 
     def __repr__(self) -> str:
         return f"Rule({self.name!r}, {self.label})"
@@ -425,25 +432,26 @@ _ENV_FALLBACK = (
 def _quoted(tag: str) -> str:
     """A quoted literal whose inside is captured in groups named ``q<tag>*`` (AssignmentRule reads them)."""
     return (
-        rf"(?:\"(?P<q{tag}d>[^\"\n]{{1,300}})\"|'(?P<q{tag}s>[^'\n]{{1,300}})'|`(?P<q{tag}b>[^`\n]{{1,300}})`)"
+        rf"(?:\"(?P<q{tag}d>[^\"\n]{{1,300}})\"|'(?P<q{tag}s>[^'\n]{{1,300}})'"
+        rf"|`(?P<q{tag}b>[^`\n]{{1,300}})`)"
     )
 
 
 def _assignment(name: str) -> re.Pattern[str]:
-    """``name = "v"``, ``name: v``, ``--name v``, ``define('NAME', 'v')``, ``NAME || 'v'``: only v is labeled."""
+    """``name = "v"``, ``name: v``, ``--name v``, ``define('NAME', 'v')``, ``X || 'v'``: only v is labeled."""
     return _c(
         rf"(?i)\(\s*[\"'](?P<cname>{name})[\"']\s*,\s*{_quoted('c')}"
         rf"|(?<![\w-])--?(?P<fname>{name})[ \t]+(?P<spaced>[^\s\"'`,;=-][^\s\"'`,;]{{3,200}})(?=\s|$)"
-        rf"|(?<![\w])(?P<name>{name})(?![\w])(?!\s*\()"
-        rf"{_ASSIGN}(?:{_ENV_FALLBACK}{_quoted('f')}|{_quoted('a')}|(?P<bare>(?:[^\s\"'`,;&)}}\]<>]|&(?![\w.-]+=)){{1,300}}))"
+        rf"|(?<![\w])(?P<name>{name})(?![\w])(?!\s*\(){_ASSIGN}(?:{_ENV_FALLBACK}{_quoted('f')}"
+        rf"|{_quoted('a')}|(?P<bare>(?:[^\s\"'`,;&)}}\]<>]|&(?![\w.-]+=)){{1,300}}))"
     )
 
 
 def _k8s_env(name: str) -> re.Pattern[str]:
     """Kubernetes / compose style ``- name: DB_PASSWORD`` followed by ``value: "v"``."""
     return _c(
-        rf"(?i)\bname:[ \t]*[\"']?(?P<name>{name})[\"']?[ \t]*\r?\n[ \t]*value:[ \t]*"
-        rf"(?:{_quoted('k')}|(?P<bare>[^\s\"'`]{{1,300}}))"
+        rf"(?i)\bname:[ \t]*[\"']?(?P<name>{name})[\"']?[ \t]*\r?\n[ \t]*value:[ \t]*(?:{_quoted('k')}"
+        rf"|(?P<bare>[^\s\"'`]{{1,300}}))"
     )
 
 
@@ -508,11 +516,26 @@ def _assignment_rules() -> tuple[Rule, ...]:
         ("key", _KEY_NAME, API_KEY, 0.85, _token_value_ok),
         ("secret", _SECRET_NAME, SECRET, 0.8, _token_value_ok),
     ):
-        out.append(AssignmentRule(f"{kind}_assignment", label, _assignment(name), score, _TIER_CREDENTIAL,
-                                  validator, True))
-        out.append(AssignmentRule(f"{kind}_env", label, _k8s_env(name), score, _TIER_CREDENTIAL, validator, True))
-    out.append(AssignmentRule("username_assignment", USERNAME, _assignment(_USER_NAME), 0.65, _TIER_PATTERN,
-                              _username_ok, True, bare_whole_line=True))
+        out.append(
+            AssignmentRule(
+                f"{kind}_assignment", label, _assignment(name), score, _TIER_CREDENTIAL, validator, True
+            )
+        )
+        out.append(
+            AssignmentRule(f"{kind}_env", label, _k8s_env(name), score, _TIER_CREDENTIAL, validator, True)
+        )
+    out.append(
+        AssignmentRule(
+            "username_assignment",
+            USERNAME,
+            _assignment(_USER_NAME),
+            0.65,
+            _TIER_PATTERN,
+            _username_ok,
+            True,
+            bare_whole_line=True,
+        )
+    )
     return tuple(out)
 
 
@@ -523,6 +546,31 @@ def _url_password_ok(value: str) -> bool:
     if re.search(r"[{}$<>\[\]]|%\(|%s", userinfo):
         return False
     return _secret_value_ok(password) or (len(password) >= 3 and any(c.isdigit() for c in password))
+
+
+_HOST_KEY = r"(?:host|hostname|server|endpoint|fqdn)"
+# attribute chains on usual code objects ("self.proxy.host") are not hostnames
+_CODE_OBJECT = _c(
+    r"(?i)(?:self|this|cls|os|sys|request|req|response|resp|result|res|config|conf|cfg|settings|args|opts"
+    r"|options|ctx|context|app|env|url|parsed|uri|conn|client|server|socket|sock|proxy|event|msg|params)\."
+)
+_HOSTNAME = r"(?=[a-z0-9-]*[a-z])[a-z0-9][a-z0-9-]{0,62}(?:\.[a-z0-9][a-z0-9-]{0,62})+"
+
+
+class _MultiGroupRule(Rule):
+    """A rule whose value is in whichever of the groups ``v``, ``w``, ``x`` took part in the match."""
+
+    def find(self, text: str) -> Iterator[Span]:
+        for m in self.pattern.finditer(text):
+            g = next(
+                (k for k in ("v", "w", "x") if k in self.pattern.groupindex and m.group(k) is not None), None
+            )
+            if g is None:
+                continue
+            start, end = m.span(g)
+            if self.validator is not None and not self.validator(text[start:end]):
+                continue
+            yield Span(start, end, self.label, self.score, f"pattern:{self.name}")
 
 
 def _pem_validator(value: str) -> bool:
@@ -536,8 +584,8 @@ CREDENTIAL_RULES: tuple[Rule, ...] = (
         "private_key",
         PRIVATE_KEY,
         _c(
-            r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
-            r"(?:[\s\S]{0,20000}?-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
+            r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: "
+            r"BLOCK)?-----(?:[\s\S]{0,20000}?-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
             rf"|(?:(?:\\n|\\r|\s|[{_B64}:\-,])+))"
         ),
         1.0,
@@ -545,38 +593,126 @@ CREDENTIAL_RULES: tuple[Rule, ...] = (
         _pem_validator,
         True,
     ),
-    Rule("aws_key", API_KEY, _c(r"\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}\b"), 0.95, _TIER_CREDENTIAL,
-         None, True),
-    Rule("github_token", API_KEY, _c(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,255}|github_pat_[A-Za-z0-9_]{22,255})\b"),
-         0.99, _TIER_CREDENTIAL, None, True),
-    Rule("gitlab_token", API_KEY, _c(r"\bgl(?:pat|dt|rt|cbt|ptt|ft|agent)-[A-Za-z0-9_-]{20,}"), 0.95,
-         _TIER_CREDENTIAL, None, True),
+    Rule(
+        "aws_key",
+        API_KEY,
+        _c(r"\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}\b"),
+        0.95,
+        _TIER_CREDENTIAL,
+        None,
+        True,
+    ),
+    Rule(
+        "github_token",
+        API_KEY,
+        _c(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,255}|github_pat_[A-Za-z0-9_]{22,255})\b"),
+        0.99,
+        _TIER_CREDENTIAL,
+        None,
+        True,
+    ),
+    Rule(
+        "gitlab_token",
+        API_KEY,
+        _c(r"\bgl(?:pat|dt|rt|cbt|ptt|ft|agent)-[A-Za-z0-9_-]{20,}"),
+        0.95,
+        _TIER_CREDENTIAL,
+        None,
+        True,
+    ),
     Rule("slack_token", API_KEY, _c(r"\bxox[abposre]-[A-Za-z0-9-]{10,}"), 0.95, _TIER_CREDENTIAL, None, True),
-    Rule("slack_webhook", SECRET, _c(r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/_-]{20,}"),
-         0.95, _TIER_CREDENTIAL, None, True),
-    Rule("stripe_key", API_KEY, _c(r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{10,}\b|\bwhsec_[A-Za-z0-9]{20,}\b"),
-         0.95, _TIER_CREDENTIAL, None, True),
-    Rule("google_api_key", API_KEY, _c(r"\bAIza[0-9A-Za-z_-]{35}(?![\w-])"), 0.95, _TIER_CREDENTIAL, None, True),
-    Rule("google_oauth", SECRET, _c(r"\bGOCSPX-[A-Za-z0-9_-]{20,}|\bya29\.[0-9A-Za-z_-]{20,}"), 0.95,
-         _TIER_CREDENTIAL, None, True),
-    Rule("openai_key", API_KEY, _c(r"\bsk-(?:proj-|ant-(?:api|admin)\d\d-|svcacct-)?[A-Za-z0-9_-]{20,}(?![\w-])"),
-         0.9, _TIER_CREDENTIAL, None, True),
-    Rule("sendgrid_key", API_KEY, _c(r"\bSG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}"), 0.95,
-         _TIER_CREDENTIAL, None, True),
+    Rule(
+        "slack_webhook",
+        SECRET,
+        _c(r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/_-]{20,}"),
+        0.95,
+        _TIER_CREDENTIAL,
+        None,
+        True,
+    ),
+    Rule(
+        "stripe_key",
+        API_KEY,
+        _c(r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{10,}\b|\bwhsec_[A-Za-z0-9]{20,}\b"),
+        0.95,
+        _TIER_CREDENTIAL,
+        None,
+        True,
+    ),
+    Rule(
+        "google_api_key", API_KEY, _c(r"\bAIza[0-9A-Za-z_-]{35}(?![\w-])"), 0.95, _TIER_CREDENTIAL, None, True
+    ),
+    Rule(
+        "google_oauth",
+        SECRET,
+        _c(r"\bGOCSPX-[A-Za-z0-9_-]{20,}|\bya29\.[0-9A-Za-z_-]{20,}"),
+        0.95,
+        _TIER_CREDENTIAL,
+        None,
+        True,
+    ),
+    Rule(
+        "openai_key",
+        API_KEY,
+        _c(r"\bsk-(?:proj-|ant-(?:api|admin)\d\d-|svcacct-)?[A-Za-z0-9_-]{20,}(?![\w-])"),
+        0.9,
+        _TIER_CREDENTIAL,
+        None,
+        True,
+    ),
+    Rule(
+        "sendgrid_key",
+        API_KEY,
+        _c(r"\bSG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}"),
+        0.95,
+        _TIER_CREDENTIAL,
+        None,
+        True,
+    ),
     Rule("hf_token", API_KEY, _c(r"\bhf_[A-Za-z0-9]{30,}\b"), 0.9, _TIER_CREDENTIAL, None, True),
     Rule("npm_token", API_KEY, _c(r"\bnpm_[A-Za-z0-9]{36}\b"), 0.95, _TIER_CREDENTIAL, None, True),
     Rule("pypi_token", API_KEY, _c(r"\bpypi-AgE[A-Za-z0-9_-]{50,}"), 0.95, _TIER_CREDENTIAL, None, True),
     Rule("twilio_key", API_KEY, _c(r"\bSK[0-9a-fA-F]{32}\b"), 0.8, _TIER_CREDENTIAL, None, True),
     Rule("mailgun_key", API_KEY, _c(r"\bkey-[0-9a-zA-Z]{32}\b"), 0.85, _TIER_CREDENTIAL, None, True),
-    Rule("shopify_token", API_KEY, _c(r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b"), 0.95, _TIER_CREDENTIAL,
-         None, True),
-    Rule("digitalocean_token", API_KEY, _c(r"\bdo[pro]_v1_[a-f0-9]{64}\b"), 0.95, _TIER_CREDENTIAL, None, True),
-    Rule("telegram_bot_token", API_KEY, _c(r"\b\d{8,10}:AA[A-Za-z0-9_-]{33}\b"), 0.9, _TIER_CREDENTIAL,
-         None, True),
-    Rule("discord_token", API_KEY, _c(r"\b[MNO][A-Za-z\d_-]{23,27}\.[A-Za-z\d_-]{6}\.[A-Za-z\d_-]{27,40}\b"), 0.85,
-         _TIER_CREDENTIAL, None, True),
-    Rule("jwt", SECRET, _c(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), 0.95,
-         _TIER_CREDENTIAL, None, True),
+    Rule(
+        "shopify_token",
+        API_KEY,
+        _c(r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b"),
+        0.95,
+        _TIER_CREDENTIAL,
+        None,
+        True,
+    ),
+    Rule(
+        "digitalocean_token", API_KEY, _c(r"\bdo[pro]_v1_[a-f0-9]{64}\b"), 0.95, _TIER_CREDENTIAL, None, True
+    ),
+    Rule(
+        "telegram_bot_token",
+        API_KEY,
+        _c(r"\b\d{8,10}:AA[A-Za-z0-9_-]{33}\b"),
+        0.9,
+        _TIER_CREDENTIAL,
+        None,
+        True,
+    ),
+    Rule(
+        "discord_token",
+        API_KEY,
+        _c(r"\b[MNO][A-Za-z\d_-]{23,27}\.[A-Za-z\d_-]{6}\.[A-Za-z\d_-]{27,40}\b"),
+        0.85,
+        _TIER_CREDENTIAL,
+        None,
+        True,
+    ),
+    Rule(
+        "jwt",
+        SECRET,
+        _c(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
+        0.95,
+        _TIER_CREDENTIAL,
+        None,
+        True,
+    ),
     Rule(
         "url_credentials",
         CONNECTION_STRING,
@@ -589,9 +725,11 @@ CREDENTIAL_RULES: tuple[Rule, ...] = (
     Rule(
         "url_query_credentials",
         CONNECTION_STRING,
-        _c(r"(?i)\b(?:jdbc:)?(?:postgres(?:ql)?|mysql|mariadb|sqlserver|mssql|oracle(?::thin)?|mongodb(?:\+srv)?"
-           r"|redis|rediss|amqps?|db2|snowflake|clickhouse|cockroachdb|sqlite|h2|neo4j|cassandra):(?://)?"
-           r"[^\s'\"<>]{1,512}?[?&;](?:password|passwd|pwd)=[^\s&;'\"<>]+[^\s'\"<>]*"),
+        _c(
+            r"(?i)\b(?:jdbc:)?(?:postgres(?:ql)?|mysql|mariadb|sqlserver|mssql|oracle(?::thin)?"
+            r"|mongodb(?:\+srv)?|redis|rediss|amqps?|db2|snowflake|clickhouse|cockroachdb|sqlite|h2|neo4j"
+            r"|cassandra):(?://)?[^\s'\"<>]{1,512}?[?&;](?:password|passwd|pwd)=[^\s&;'\"<>]+[^\s'\"<>]*"
+        ),
         0.9,
         _TIER_CREDENTIAL,
         None,
@@ -601,10 +739,10 @@ CREDENTIAL_RULES: tuple[Rule, ...] = (
         "kv_connection_string",
         CONNECTION_STRING,
         _c(
-            r"(?i)(?<![\w])(?:(?:server|data source|host|address|addr|network address|defaultendpointsprotocol"
-            r"|accountname|endpoint|driver|provider|database|initial catalog|user id|uid|username|user)"
-            r"\s*=[^;\n\"']{0,200};\s*){1,12}"
-            r"(?:[\w ]{1,40}=[^;\n\"']{0,300}(?:;|(?=[\"'\n]|$))\s*){1,12}"
+            r"(?i)(?<![\w])(?:(?:server|data source|host|address|addr|network address"
+            r"|defaultendpointsprotocol|accountname|endpoint|driver|provider|database|initial catalog"
+            r"|user id|uid|username|user)\s*=[^;\n\"']{0,200};\s*){1,12}(?:[\w ]{1,40}=[^;\n\"']{0,300}(?:;"
+            r"|(?=[\"'\n]|$))\s*){1,12}"
         ),
         0.9,
         _TIER_CREDENTIAL,
@@ -614,8 +752,10 @@ CREDENTIAL_RULES: tuple[Rule, ...] = (
     Rule(
         "auth_header",
         SECRET,
-        _c(r"(?i)\bauthorization[\"']?\s*[:=]\s*[\"']?(?:bearer|basic|token|digest|apikey)\s+"
-           r"(?P<v>[A-Za-z0-9._~+/=-]{8,})"),
+        _c(
+            r"(?i)\bauthorization[\"']?\s*[:=]\s*[\"']?(?:bearer|basic|token|digest"
+            r"|apikey)\s+(?P<v>[A-Za-z0-9._~+/=-]{8,})"
+        ),
         0.9,
         _TIER_CREDENTIAL,
         lambda v: _secret_value_ok(v),
@@ -643,8 +783,10 @@ CREDENTIAL_RULES: tuple[Rule, ...] = (
     Rule(
         "stated_username",
         USERNAME,
-        _c(r"(?i)\b(?:user ?name|user ?id|login|log-in|handle|screen ?name|gamertag|nickname)"
-           r"[ \t]*(?:is|should be|was|will be|:|=)[ \t]*[\"'@]?(?P<v>[a-z0-9][\w.-]{1,31}[a-z0-9])\b"),
+        _c(
+            r"(?i)\b(?:user ?name|user ?id|login|log-in|handle|screen ?name|gamertag|nickname)[ \t]*(?:is"
+            r"|should be|was|will be|:|=)[ \t]*[\"'@]?(?P<v>[a-z0-9][\w.-]{1,31}[a-z0-9])\b"
+        ),
         0.65,
         _TIER_PATTERN,
         lambda v: _username_ok(v) and v.lower() not in _NOT_USERNAMES,
@@ -653,8 +795,11 @@ CREDENTIAL_RULES: tuple[Rule, ...] = (
     Rule(
         "cli_user",
         USERNAME,
-        _c(r"(?<![\w-])(?:psql|pg_dump|pg_dumpall|pg_restore|mysql|mysqldump|mongo|mongosh|mongodump|redis-cli"
-           r"|sqlcmd|clickhouse-client)\b[^\n]*?[ \t](?:-U|-u|--user(?:name)?=?)[ \t]*(?P<v>[\w.@-]{2,64})"),
+        _c(
+            r"(?<![\w-])(?:psql|pg_dump|pg_dumpall|pg_restore|mysql|mysqldump|mongo|mongosh|mongodump"
+            r"|redis-cli|sqlcmd|clickhouse-client)\b[^\n]*?[ \t](?:-U|-u"
+            r"|--user(?:name)?=?)[ \t]*(?P<v>[\w.@-]{2,64})"
+        ),
         0.7,
         _TIER_PATTERN,
         _username_ok,
@@ -669,16 +814,23 @@ CREDENTIAL_RULES: tuple[Rule, ...] = (
         _username_ok,
         True,
     ),
-    Rule(
+    _MultiGroupRule(
         "host_assignment",
         URL,
-        _c(r"(?i)(?:\b(?:[\w-]*[_.-])?(?:host|hostname|server|endpoint|fqdn)[\"']?\s*(?:=>|[:=]|,)\s*[\"']?"
-           r"|(?<![\w-])(?:-h|--host=?)[ \t]*)"
-           r"(?P<v>(?=[a-z0-9-]*[a-z])[a-z0-9][a-z0-9-]{0,62}(?:\.[a-z0-9][a-z0-9-]{0,62})+)(?![\w.-])"),
+        # quoted value, a whole "host: value" config line, or a -h/--host flag; never "host = self.host"
+        _c(
+            rf"(?im)\b(?:[\w-]*[_.-])?{_HOST_KEY}[\"']?[ \t]*(?:=>|[:=]|,)[ \t]*[\"'](?P<v>{_HOSTNAME})[\"']"
+            rf"|^[ \t]*-?[ \t]*(?:[\w-]*[_.-])?{_HOST_KEY}[ \t]*[:=][ \t]*(?P<w>{_HOSTNAME})[ \t]*(?:#.*)?$"
+            rf"|(?<![\w-])(?:-h|--host=?)[ \t]*(?P<x>{_HOSTNAME})(?![\w.-])"
+        ),
         0.6,
         _TIER_PATTERN,
-        lambda v: not _ipv4_ok(v) and _private_url(v)
-        and not v.lower().endswith((".py", ".js", ".json", ".yaml", ".yml", ".txt", ".md", ".sh", ".log")),
+        lambda v: (
+            not _ipv4_ok(v)
+            and _private_url(v)
+            and not _CODE_OBJECT.match(v)
+            and not v.lower().endswith((".py", ".js", ".json", ".yaml", ".yml", ".txt", ".md", ".sh", ".log"))
+        ),
         True,
     ),
     Rule(
@@ -698,53 +850,59 @@ _CAP = r"[A-ZÀ-ÖØ-ÞĀ-ŽΑ-ΩА-Я][\w'’.-]*"
 # USPS Publication 28, appendix C1 street suffixes (full names and standard abbreviations).
 _USPS_FULL = (
     "Alley Annex Arcade Avenue Bayou Beach Bend Bluff Bottom Boulevard Branch Bridge Brook Burg Bypass Camp "
-    "Canyon Cape Causeway Center Centre Circle Cliff Club Common Corner Course Court Cove Creek Crescent Crest "
-    "Crossing Crossroad Curve Dale Dam Divide Drive Estate Expressway Extension Fall Falls Ferry Field Flat "
-    "Ford Forest Forge Fork Fort Freeway Garden Gateway Glen Green Grove Harbor Harbour Haven Heights Highway "
-    "Hill Hollow Inlet Island Isle Junction Key Knoll Lake Land Landing Lane Light Loaf Lock Lodge Loop Mall "
-    "Manor Meadow Mews Mill Mission Motorway Mount Mountain Neck Orchard Oval Overpass Park Parkway Pass "
-    "Passage Path Pike Pine Place Plain Plaza Point Port Prairie Radial Ramp Ranch Rapid Rest Ridge River "
-    "Road Route Row Run Shoal Shore Skyway Spring Spur Square Station Stravenue Stream Street Summit Terrace "
-    "Throughway Trace Track Trafficway Trail Tunnel Turnpike Underpass Union Valley Viaduct View Village Ville "
-    "Vista Walk Wall Way Well Wharf Quay Close Parade Promenade Esplanade Embankment Broadway Gate Wynd Strand"
+    "Canyon Cape Causeway Center Centre Circle Cliff Club Common Corner Course Court Cove Creek Crescent "
+    "Crest Crossing Crossroad Curve Dale Dam Divide Drive Estate Expressway Extension Fall Falls Ferry "
+    "Field Flat Ford Forest Forge Fork Fort Freeway Garden Gateway Glen Green Grove Harbor Harbour Haven "
+    "Heights Highway Hill Hollow Inlet Island Isle Junction Key Knoll Lake Land Landing Lane Light Loaf "
+    "Lock Lodge Loop Mall Manor Meadow Mews Mill Mission Motorway Mount Mountain Neck Orchard Oval Overpass "
+    "Park Parkway Pass Passage Path Pike Pine Place Plain Plaza Point Port Prairie Radial Ramp Ranch Rapid "
+    "Rest Ridge River Road Route Row Run Shoal Shore Skyway Spring Spur Square Station Stravenue Stream "
+    "Street Summit Terrace Throughway Trace Track Trafficway Trail Tunnel Turnpike Underpass Union Valley "
+    "Viaduct View Village Ville Vista Walk Wall Way Well Wharf Quay Close Parade Promenade Esplanade "
+    "Embankment Broadway Gate Wynd Strand"
 ).split()
 _USPS_ABBR = (
     "Aly Anx Arc Ave Av Byu Blf Btm Blvd Br Brg Brk Byp Cp Cyn Cpe Cswy Ctr Cir Clf Clb Cmn Cor Crse Ct Cv "
-    "Crk Cres Crst Xing Xrd Dl Dm Dv Dr Est Expy Ext Fls Fry Fld Flt Frd Frst Frg Frk Ft Fwy Gdn Gdns Gtwy Gln "
-    "Grn Grv Hbr Hvn Hts Hwy Hl Hls Holw Inlt Is Jct Ky Knl Lk Lks Lndg Ln Lgt Lck Ldg Mnr Mdw Mdws Ml Mt "
-    "Mtn Nck Orch Opas Pkwy Psge Pne Pl Pln Plz Pt Prt Pr Radl Rnch Rpd Rst Rdg Riv Rd Rte Shl Shr Skwy Spg "
-    "Sq Sta Stra Strm St Smt Ter Trwy Trce Trak Trfy Trl Trlr Tunl Tpke Upas Un Vly Via Vw Vlg Vl Vis Wl Wy"
+    "Crk Cres Crst Xing Xrd Dl Dm Dv Dr Est Expy Ext Fls Fry Fld Flt Frd Frst Frg Frk Ft Fwy Gdn Gdns Gtwy "
+    "Gln Grn Grv Hbr Hvn Hts Hwy Hl Hls Holw Inlt Is Jct Ky Knl Lk Lks Lndg Ln Lgt Lck Ldg Mnr Mdw Mdws Ml "
+    "Mt Mtn Nck Orch Opas Pkwy Psge Pne Pl Pln Plz Pt Prt Pr Radl Rnch Rpd Rst Rdg Riv Rd Rte Shl Shr Skwy "
+    "Spg Sq Sta Stra Strm St Smt Ter Trwy Trce Trak Trfy Trl Trlr Tunl Tpke Upas Un Vly Via Vw Vlg Vl Vis "
+    "Wl Wy"
 ).split()
-_US_SUFFIX = "(?:" + "|".join(sorted((w + "s?" for w in _USPS_FULL), key=len, reverse=True)) + "|" + "|".join(
-    sorted(_USPS_ABBR, key=len, reverse=True)
-) + ")"
+_US_SUFFIX = (
+    "(?:"
+    + "|".join(sorted((w + "s?" for w in _USPS_FULL), key=len, reverse=True))
+    + "|"
+    + "|".join(sorted(_USPS_ABBR, key=len, reverse=True))
+    + ")"
+)
 _US_SUFFIX_LOWER = r"(?:street|avenue|road|boulevard|parkway|highway)"
 # Street-type words of other languages.  Short or English-looking ones only count as the tail of a
 # compound ("Storgate", "Koskikatu"), so "During 1971" or "Gate 5" are not addresses.
 _EU_COMPOUND = (
-    r"(?:straße|strasse|str\.|weg|gasse|platz|allee|ring|damm|ufer|steig|pfad|chaussee|markt|graben|hof"
-    r"|katu|tie|kuja|polku|väylä|kaari|raitti|vägen|väg|gatan|gata|gränd|stigen|backen|torget|veien|vegen"
-    r"|veg|vei|gate|gaten|vej|vænget|gade|allé|straat|laan|plein|gracht|dijk|kade|singel|steeg|utca|út|útja"
-    r"|körút|rakpart|sétány|bakken|svingen|stien|haugen|åsen|kroken|gården|løkka|vænge|stræde|torv|plads"
-    r"|maantee|iela|gatvė|sokak|caddesi)"
+    r"(?:straße|strasse|str\.|weg|gasse|platz|allee|ring|damm|ufer|steig|pfad|chaussee|markt|graben|hof|katu"
+    r"|tie|kuja|polku|väylä|kaari|raitti|vägen|väg|gatan|gata|gränd|stigen|backen|torget|veien|vegen|veg|vei"
+    r"|gate|gaten|vej|vænget|gade|allé|straat|laan|plein|gracht|dijk|kade|singel|steeg|utca|út|útja|körút"
+    r"|rakpart|sétány|bakken|svingen|stien|haugen|åsen|kroken|gården|løkka|vænge|stræde|torv|plads|maantee"
+    r"|iela|gatvė|sokak|caddesi)"
 )
 _EU_STANDALONE = (
     r"(?:[Uu]\.|[Uu]tca|[Úú]t|[Tt]ér|[Kk]öz|[Ss]or|[Rr]kp\.|[Kk]apu|[Uu]l\.|[Ss]tr\.|[Vv]eien|[Vv]ej|[Gg]ade"
     r"|[Tt]errasse|[Pp]lass|[Aa]llé|[Tt]orv|[Pp]lads|[Ss]træde|[Vv]ägen|[Gg]atan|[Ss]traße|[Ss]trasse"
-    r"|[Gg]asse|[Pp]latz|[Aa]llee|[Ss]traat|[Ll]aan|[Tt]rg|[Cc]esta|[Ii]ela|[Tt]änav|[Tt]ee"
-    r"|gate|gata|vei|veg|vegen|weg|vägen|väg|katu|tie)"
+    r"|[Gg]asse|[Pp]latz|[Aa]llee|[Ss]traat|[Ll]aan|[Tt]rg|[Cc]esta|[Ii]ela|[Tt]änav|[Tt]ee|gate|gata|vei"
+    r"|veg|vegen|weg|vägen|väg|katu|tie)"
 )
 _PREFIX_TYPE = (
-    r"(?:[Rr]ue|Avenue|[Aa]v\.?|Boulevard|[Bb]d|[Cc]hemin|Place|[Aa]llée|[Ii]mpasse|[Qq]uai|Route"
-    r"|Cours|Via|[Vv]iale|[Pp]iazza|[Pp]iazzale|[Cc]orso|[Ll]argo|[Vv]icolo|[Ss]trada|[Cc]alle|[Aa]venida"
-    r"|[Aa]vda\.?|[Pp]aseo|Plaza|[Cc]arrera|[Cc]amino|[Cc]arretera|[Rr]onda|[Tt]ravesía|[Rr]ua|[Tt]ravessa"
-    r"|[Pp]raça|[Ee]strada|[Aa]lameda|[Uu]lica|[Uu]l\.|[Aa]leja|[Aa]l\.|[Oo]dos|οδός|[Οο]δ\.|[Ππ]λατεία"
-    r"|[Λλ]εωφόρος|[Λλ]εωφ\.|[Уу]лица|[Уу]л\.|[Пп]роспект|[Jj]alan|[Jj]l\.|[Cc]alea|[Bb]ulevardul|[Ss]okak"
-    r"|[Cc]adde|[Tt]rg|[Nn]ámestie|[Nn]áměstí)"
+    r"(?:[Rr]ue|Avenue|[Aa]v\.?|Boulevard|[Bb]d|[Cc]hemin|Place|[Aa]llée|[Ii]mpasse|[Qq]uai|Route|Cours|Via"
+    r"|[Vv]iale|[Pp]iazza|[Pp]iazzale|[Cc]orso|[Ll]argo|[Vv]icolo|[Ss]trada|[Cc]alle|[Aa]venida|[Aa]vda\.?"
+    r"|[Pp]aseo|Plaza|[Cc]arrera|[Cc]amino|[Cc]arretera|[Rr]onda|[Tt]ravesía|[Rr]ua|[Tt]ravessa|[Pp]raça"
+    r"|[Ee]strada|[Aa]lameda|[Uu]lica|[Uu]l\.|[Aa]leja|[Aa]l\.|[Oo]dos|οδός|[Οο]δ\.|[Ππ]λατεία|[Λλ]εωφόρος"
+    r"|[Λλ]εωφ\.|[Уу]лица|[Уу]л\.|[Пп]роспект|[Jj]alan|[Jj]l\.|[Cc]alea|[Bb]ulevardul|[Ss]okak|[Cc]adde"
+    r"|[Tt]rg|[Nn]ámestie|[Nn]áměstí)"
 )
 _PARTICLE = (
-    r"(?:de|du|des|la|le|les|del|dei|degli|della|delle|dello|di|da|do|dos|das|van|von|der|den|het|am|an|im|zum"
-    r"|zur|y|e|i|al|el|sur|upon|on)"
+    r"(?:de|du|des|la|le|les|del|dei|degli|della|delle|dello|di|da|do|dos|das|van|von|der|den|het|am|an|im"
+    r"|zum|zur|y|e|i|al|el|sur|upon|on)"
 )
 _NAME_WORD = rf"(?:{_CAP}|{_PARTICLE}|\d{{1,3}}(?:st|nd|rd|th|e|er|ème)?)"
 _PNAME = r"[A-ZÀ-ÖØ-ÞĀ-Ž][a-zà-öø-ÿā-ž'’-]+"
@@ -760,22 +918,24 @@ _ADDRESS_CORE = _c(
     "|".join(
         (
             # 123 [N] Main [Street] St[.] [NW]
-            rf"\b{_NUM}(?:[ \t]+\d{{1,5}})?[ \t]+(?:[NSEW]\.?[ \t]+)?(?:{_NAME_WORD}[ \t]+){{0,4}}?{_CAP}[ \t]+"
-            rf"{_US_SUFFIX}\b\.?(?:[ \t]+(?:[NS][EW]?|[EW])\b\.?)?",
+            rf"\b{_NUM}(?:[ \t]+\d{{1,5}})?[ \t]+(?:[NSEW]\.?[ \t]+)?(?:{_NAME_WORD}[ \t]+){{0,4}}?{_CAP}"
+            rf"[ \t]+{_US_SUFFIX}\b\.?(?:[ \t]+(?:[NS][EW]?|[EW])\b\.?)?",
             # lower-case text: 12 main street (few words, full suffix only)
             rf"\b{_NUM}[ \t]+(?:[a-z][a-z'-]+[ \t]+){{1,2}}{_US_SUFFIX_LOWER}\b",
             # [123] Hauptstraße 5 / Koskikatu 25 / Kálmán Imre u. 12.
-            rf"(?:\b{_NUM}[ \t]+)?(?:{_CAP}[ \t]+){{0,3}}\b(?:[^\W\d_]{{3,}}|(?:[^\W\d_]+-)+)(?i:{_EU_COMPOUND})"
-            rf"[ \t]+{_NUM}\b\.?",
+            rf"(?:\b{_NUM}[ \t]+)?(?:{_CAP}[ \t]+){{0,3}}\b(?:[^\W\d_]{{3,}}"
+            rf"|(?:[^\W\d_]+-)+)(?i:{_EU_COMPOUND})[ \t]+{_NUM}\b\.?",
             rf"(?:\b{_NUM}[ \t]+)?(?:{_CAP}[ \t]+){{1,3}}{_EU_STANDALONE}[ \t]+{_NUM}\b\.?",
             # [12] rue de la Paix [12] / Avenida Pedro Ulisses 88
-            rf"\b{_NUM},?[ \t]+(?i:{_PREFIX_TYPE})[ \t]+(?:{_ANY_WORD}[ \t]+){{0,3}}{_ANY_WORD}(?:,?[ \t]+{_NUM}\b)?",
+            rf"\b{_NUM},?[ \t]+(?i:{_PREFIX_TYPE})[ \t]+(?:{_ANY_WORD}[ \t]+){{0,3}}{_ANY_WORD}"
+            rf"(?:,?[ \t]+{_NUM}\b)?",
             rf"\b{_PREFIX_TYPE}[ \t]+(?:{_NAME_WORD}[ \t]+){{0,4}}{_NAME_WORD},?[ \t]+{_NUM}\b",
             # 123 Capitalized Words 45 (European order with a leading building number)
             rf"\b{_NUM}(?: (?!{_STOP}\b){_CAP}){{1,3}} \d{{1,4}}(?:[A-Za-z](?<![sS]))?\b(?![.,]\d)",
             r"\bP\.?[ \t]?O\.?[ \t]+Box[ \t]+\d{1,7}\b",
             # US military mail: PSC 1234, Box 5678 / USNS Name  (then APO/FPO/DPO AA/AE/AP zip)
-            rf"\b(?i:{_MILITARY})[ \t]+(?:\d{{1,5}}|{_CAP}(?:[ \t]+{_CAP})?),?[ \t]*(?:(?i:box)[ \t]+\d{{1,6}}\b)?"
+            rf"\b(?i:{_MILITARY})[ \t]+(?:\d{{1,5}}"
+            rf"|{_CAP}(?:[ \t]+{_CAP})?),?[ \t]*(?:(?i:box)[ \t]+\d{{1,6}}\b)?"
             r"(?=[ \t]*\n?[ \t]*(?i:[AFD]PO)\b)",
             r"\b(?i:[AFD]PO)[ \t]+(?i:A[AEP])[ \t]+\d{5}\b",
         )
@@ -789,22 +949,31 @@ _ZIP = (
 _ADDRESS_NEXT = _c(
     "|".join(
         (
-            # unit / zip / two-letter state / military post office: may follow on the same line
-            rf"(?:[ \t]*,?[ \t]*(?:\n[ \t>?*-]*){{0,2}})(?:(?i:{_UNIT})[ \t]*#?[ \t]*[A-Za-z]?\d{{1,5}}[A-Za-z]?\b"
-            rf"|#[ \t]?\d{{1,5}}\b|{_ZIP}\b(?![\w-])|[A-Z]{{2}}\b(?![\w'’-])|(?i:[AFD]PO[ \t]+A[AEP][ \t]+\d{{5}})\b)",
             # European "ZIP City" on the same line: ", 04709 Legros-les-Bains"
-            rf"[ \t]*,?[ \t]*(?:\n[ \t>?*-]*)?\d{{4,5}}[ \t]+{_CAP}(?:[ -](?:{_CAP}|{_PARTICLE})){{0,3}}"
-            rf"(?=[ \t]*(?:[,\n.;?!)]|$))",
+            rf"[ \t]*,?[ \t]*(?:\n[ \t>?*-]*)?\d{{4,5}}[ \t]+{_CAP}(?:[ -](?:{_CAP}"
+            rf"|{_PARTICLE})){{0,3}}(?=[ \t]*(?:[,\n.;?!)]|$))",
+            # unit / zip / two-letter state / military post office: may follow on the same line
+            rf"(?:[ \t]*,?[ \t]*(?:\n[ \t>?*-]*){{0,2}})"
+            rf"(?:(?i:{_UNIT})[ \t]*#?[ \t]*[A-Za-z]?\d{{1,5}}[A-Za-z]?\b|#[ \t]?\d{{1,5}}\b"
+            rf"|{_ZIP}\b(?![\w-])|[A-Z]{{2}}\b(?![\w'’-])|(?i:[AFD]PO[ \t]+A[AEP][ \t]+\d{{5}})\b)",
             # a second street-name part on the same line: "... 31 Zezig Streets"
             rf"[ \t]+(?:{_CAP}[ \t]+){{1,2}}{_US_SUFFIX}\b\.?",
             # a place name (city, region, country) only as its own comma/newline-separated component
-            rf"(?:[ \t]*,[ \t]*(?:\n[ \t>?*-]*)?|[ \t]*\n[ \t>?*-]*(?:\n[ \t>?*-]*)?(?:,[ \t]*)?)"
-            rf"(?:{_CAP}(?:[ \t-](?:{_CAP}|{_PARTICLE}|\([^()\n]{{1,30}}\)|\d{{1,2}})){{0,3}})"
-            rf"(?=[ \t]*(?:[,\n.?!]|$|[ \t]+{_ZIP}\b|[ \t]+[A-Z]{{2}}\b))",
+            rf"(?:[ \t]*,[ \t]*(?:\n[ \t>?*-]*)?"
+            rf"|[ \t]*\n[ \t>?*-]*(?:\n[ \t>?*-]*)?(?:,[ \t]*)?)(?:{_CAP}(?:[ \t-](?:{_CAP}|{_PARTICLE}"
+            rf"|\([^()\n]{{1,30}}\)|\d{{1,2}})){{0,3}})(?=[ \t]*(?:[,\n.?!]|$|[ \t]+{_ZIP}\b"
+            rf"|[ \t]+[A-Z]{{2}}\b))",
         )
     )
 )
 _ADDRESS_MAX_PARTS = 6
+
+
+_NOT_PLACES = frozenset(
+    "thanks thank regards best cheers please hi hello dear sincerely kind yours sent from to subject date "
+    "phone tel email e-mail mobile fax cc note ps the this that we i you he she it they my our your call "
+    "contact".split()
+)
 
 
 def _find_addresses(text: str) -> Iterator[Span]:
@@ -815,27 +984,48 @@ def _find_addresses(text: str) -> Iterator[Span]:
             nxt = _ADDRESS_NEXT.match(text, end)
             if nxt is None or nxt.end() == end:
                 break
+            part = nxt.group(0)
+            words = re.findall(r"[^\W\d_][\w'’-]*", part)
+            if words and words[0].lower() in _NOT_PLACES:
+                break  # "...Street\nThanks" is a sign-off, not a city
+            if not words and "\n" in part:
+                break  # a bare number on the next line is more often a phone than a postcode
             end = nxt.end()
         start = m.start()
         while end > start and text[end - 1] in " \t\n,":
             end -= 1
+        last_word = re.search(r"(\w+)\.$", text[start:end])
+        if last_word and len(last_word.group(1)) >= 5:
+            end -= 1  # sentence full stop, not an abbreviation such as "St."
         yield Span(start, end, STREET_ADDRESS, 0.7, "pattern:street_address")
 
 
 # --- phones ---------------------------------------------------------------------------------------------
 _PHONE_CANDIDATE = _c(
-    r"(?<![\w+/.-])(?:(?:\+|00)\d{1,3}[ \t.-]?)?(?:\(0\)[ \t]?)?(?:\(\d{1,5}\)[ \t.-]?)?\d{1,5}"
-    r"(?:[ \t.-]\d{1,5}){0,5}(?:[ \t]*(?:x|ext\.?)[ \t]*\d{1,5})?(?![\w/-]|\.\d)"
+    r"(?<![\w+/.-])(?:(?:\+|00)\d{1,3}[ \t.-]?)?(?:\(0\)[ \t]?)?(?:\(\d{1,5}\)[ \t.-]?)?(?:\d{7,15}"
+    r"|\d{1,6}(?:[ \t.-]\d{1,8}){1,5})(?:[ \t]*(?:x|ext\.?)[ \t]*\d{1,5})?(?![\w/]|[.-]\d)"
 )
 _PHONE_CONTEXT = _c(
-    r"(?i)\b(?:phone|telephone|mobile|cell|cellphone|call|called|calling|fax|contact|number|whatsapp"
-    r"|sms|text|reach|dial|desk|office|home|work|landline)\b|\b(?i:tel|mob|ph|m|t|f|p)[ \t]*[.:]"
+    r"(?i)\b(?:phone|telephone|mobile|cell|cellphone|call|called|calling|fax|contact|number|whatsapp|sms"
+    r"|text|reach|dial|desk|office|home|work|landline)\b|\b(?i:tel|mob|ph|m|t|f|p)[ \t]*[.:]"
 )
-# Dates, year ranges and times look like digit groups too.
-_DATE_SHAPE = _c(
-    r"^(?:\d{4}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}[-./]\d{1,2}[-./]\d{2,4}|\d{1,2}:\d{2}"
-    r"|(?:1[89]|20)\d\d[ \t]*[-–][ \t]*(?:(?:1[89]|20)\d\d|\d\d)\b)"
-)
+# Dates and year ranges look like digit groups too.
+_YEAR_RANGE = _c(r"^(?:1[89]|20)\d\d[ \t]*[-–][ \t]*(?:(?:1[89]|20)\d\d|\d\d)$")
+_YMD = _c(r"^(\d{4})[-./](\d{1,2})[-./](\d{1,2})(?:[ \tT]\d{1,2})?$")
+_DMY = _c(r"^(\d{1,2})[-./](\d{1,2})[-./](\d{2}|\d{4})$")
+
+
+def _looks_like_date(cand: str) -> bool:
+    if _YEAR_RANGE.match(cand):
+        return True
+    m = _YMD.match(cand)
+    if m:
+        return 1 <= int(m.group(2)) <= 12 and 1 <= int(m.group(3)) <= 31
+    m = _DMY.match(cand)
+    if m:
+        a, b = int(m.group(1)), int(m.group(2))
+        return 1 <= a <= 31 and 1 <= b <= 31 and min(a, b) <= 12
+    return False
 
 
 class _PhoneFinder:
@@ -853,7 +1043,7 @@ class _PhoneFinder:
         for m in _PHONE_CANDIDATE.finditer(text):
             cand = m.group(0)
             digits = re.sub(r"\D", "", cand)
-            if not 7 <= len(digits) <= 15 or _DATE_SHAPE.match(cand) or len(set(digits)) < 3:
+            if not 7 <= len(digits) <= 15 or _looks_like_date(cand) or len(set(digits)) < 3:
                 continue
             separated = bool(re.search(r"[ \t.()+-]", cand))
             context = _PHONE_CONTEXT.search(text, max(0, m.start() - 40), m.start()) is not None or (
@@ -893,24 +1083,68 @@ class _AgeRule(Rule):
 
 
 PII_RULES: tuple[Rule, ...] = (
-    Rule("email", EMAIL_ADDRESS, _c(r"\b[A-Za-z0-9._%+-]{1,64}@(?:[A-Za-z0-9-]{1,63}\.)+[A-Za-z]{2,24}\b"), 0.9,
-         _TIER_VALIDATED),
-    Rule("credit_card", CREDIT_CARD, _c(r"(?<![\d.,-])\d(?:[ -]?\d){11,18}(?![\d-]|[.,]\d)"), 0.95, _TIER_VALIDATED,
-         _card_ok),
-    Rule("iban", IBAN_CODE, _c(r"\b[A-Z]{2}\d{2}(?:[ -]?[A-Z0-9]{4}){2,7}(?:[ -]?[A-Z0-9]{1,4})?\b"), 0.95,
-         _TIER_VALIDATED, iban_ok),
-    Rule("ipv4", IP_ADDRESS, _c(r"(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}(?![\d.]|\.\d)"), 0.8, _TIER_VALIDATED,
-         _ipv4_ok),
-    Rule("ipv6", IP_ADDRESS, _c(r"(?<![\w:])(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4}(?![\w:])"), 0.8,
-         _TIER_VALIDATED, _ipv6_ok),
-    Rule("us_ssn", US_SSN, _c(r"\b\d{3}-\d{2}-\d{4}\b|(?i:ssn|social security)[^\n\d]{0,25}(?P<v>\d{3} ?\d{2} ?\d{4})\b"),
-         0.85, _TIER_VALIDATED, _ssn_ok),
-    Rule("url", URL, _c(r"(?i)\b(?:https?|ftp)://[^\s<>\"'`]{3,}|\bwww\.[a-z0-9-]+(?:\.[a-z0-9-]+)+[^\s<>\"'`]*"),
-         0.6, _TIER_PATTERN, _private_url),
+    Rule(
+        "email",
+        EMAIL_ADDRESS,
+        _c(r"\b[A-Za-z0-9._%+-]{1,64}@(?:[A-Za-z0-9-]{1,63}\.)+[A-Za-z]{2,24}\b"),
+        0.9,
+        _TIER_VALIDATED,
+    ),
+    Rule(
+        "credit_card",
+        CREDIT_CARD,
+        _c(r"(?<![\d.,-])\d(?:[ -]?\d){11,18}(?![\d-]|[.,]\d)"),
+        0.95,
+        _TIER_VALIDATED,
+        _card_ok,
+    ),
+    Rule(
+        "iban",
+        IBAN_CODE,
+        _c(r"\b[A-Z]{2}\d{2}(?:[ -]?[A-Z0-9]{4}){2,7}(?:[ -]?[A-Z0-9]{1,4})?\b"),
+        0.95,
+        _TIER_VALIDATED,
+        iban_ok,
+    ),
+    Rule(
+        "ipv4",
+        IP_ADDRESS,
+        _c(r"(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}(?![\d.]|\.\d)"),
+        0.8,
+        _TIER_VALIDATED,
+        _ipv4_ok,
+    ),
+    Rule(
+        "ipv6",
+        IP_ADDRESS,
+        _c(r"(?<![\w:])(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4}(?![\w:])"),
+        0.8,
+        _TIER_VALIDATED,
+        _ipv6_ok,
+    ),
+    Rule(
+        "us_ssn",
+        US_SSN,
+        _c(r"\b\d{3}-\d{2}-\d{4}\b|(?i:ssn|social security)[^\n\d]{0,25}(?P<v>\d{3} ?\d{2} ?\d{4})\b"),
+        0.85,
+        _TIER_VALIDATED,
+        _ssn_ok,
+    ),
+    Rule(
+        "url",
+        URL,
+        _c(r"(?i)\b(?:https?|ftp)://[^\s<>\"'`]{3,}|\bwww\.[a-z0-9-]+(?:\.[a-z0-9-]+)+[^\s<>\"'`]*"),
+        0.6,
+        _TIER_PATTERN,
+        _private_url,
+    ),
     Rule(
         "home_path_user",
         USERNAME,
-        _c(r"(?:/home/|/Users/|/usr/home/|[A-Za-z]:\\{1,2}Users\\{1,2}|[A-Za-z]:/Users/)(?P<v>[A-Za-z0-9._-]{2,64})"),
+        _c(
+            r"(?:/home/|/Users/|/usr/home/|[A-Za-z]:\\{1,2}Users\\{1,2}"
+            r"|[A-Za-z]:/Users/)(?P<v>[A-Za-z0-9._-]{2,64})"
+        ),
         0.8,
         _TIER_PATTERN,
         _username_ok,
@@ -918,24 +1152,38 @@ PII_RULES: tuple[Rule, ...] = (
     Rule(
         "prefixed_id",
         ACCOUNT_ID,
-        _c(r"\b(?:ACCT?|ORD|INV|CUST?|TKT|TCK|TXN|REF|MBR|MEM|PO|SO|CASE|BKG|RES|UID|EMP|CLM|POL|PAT|SUB)"
-           r"[-_#]?\d[A-Z0-9-]{3,30}\b|\b(?:cus|acct|sub|ch|pi|pm|in|txn|ord|usr)_[A-Za-z0-9]{8,40}\b"
-           # any short upper-case prefix + a long number (MRN-2103844), or #123-4567890 order numbers
-           r"|\b[A-Z]{2,5}[-_#]\d{5,12}\b|(?<![\w&#])#\d{2,}-\d{3,}(?:-\d+)*\b"),
+        _c(
+            r"\b(?:ACCT?|ORD|INV|CUST?|TKT|TCK|TXN|REF|MBR|MEM|PO|SO|CASE|BKG|RES|UID|EMP|CLM|POL|PAT"
+            r"|SUB)[-_#]?\d[A-Z0-9-]{3,30}\b|\b(?:cus|acct|sub|ch|pi|pm|in|txn|ord|usr)_[A-Za-z0-9]{8,40}\b"
+        ),
         0.7,
         _TIER_PATTERN,
-        lambda v: sum(c.isdigit() for c in v) >= 4
-        or ("_" in v and any(c.isdigit() or c.isupper() for c in v.split("_", 1)[1])),
+        lambda v: (
+            sum(c.isdigit() for c in v) >= 4
+            or ("_" in v and any(c.isdigit() or c.isupper() for c in v.split("_", 1)[1]))
+        ),
+    ),
+    Rule(
+        "generic_prefixed_id",
+        ACCOUNT_ID,
+        # any short upper-case prefix + a long number (MRN-2103844), or #123-4567890 order numbers;
+        # prose only, since in code these are issue references (GH#12345, ARROW-17192)
+        _c(r"\b[A-Z]{2,5}[-_#]\d{5,12}\b|(?<![\w&#])#\d{2,}-\d{3,}(?:-\d+)*\b"),
+        0.6,
+        _TIER_PATTERN,
+        prose_only=True,
     ),
     Rule(
         "labeled_id",
         ACCOUNT_ID,
-        _c(r"(?i)\b(?:account|acct|a/c|order|invoice|customer|member(?:ship)?|policy|ticket|case|reference|ref"
-           r"|confirmation|tracking|booking|reservation|transaction|loyalty|patient|employee|student|licen[cs]e"
-           r"|passport|routing|sort code|tax|vat|national id|id card|driver'?s? licen[cs]e|id|mrn|rma|record"
-           r"|authori[sz]ation|badge|serial|claim|shipment|parcel|subscription|contract|application)"
-           r"[ \t]*(?:number|no\.?|num|#|id|code)?[ \t]*(?:is|:|=|#)?[ \t]*#?[ \t]*"
-           r"(?P<v>(?=[A-Z0-9-]*\d)[A-Z0-9][A-Z0-9-]{3,30}[A-Z0-9])\b"),
+        _c(
+            r"(?i)\b(?:account|acct|a/c|order|invoice|customer|member(?:ship)?|policy|ticket|case|reference"
+            r"|ref|confirmation|tracking|booking|reservation|transaction|loyalty|patient|employee|student"
+            r"|licen[cs]e|passport|routing|sort code|tax|vat|national id|id card|driver'?s? licen[cs]e|id"
+            r"|mrn|rma|record|authori[sz]ation|badge|serial|claim|shipment|parcel|subscription|contract"
+            r"|application)[ \t]*(?:number|no\.?|num|#|id|code)?[ \t]*(?:is|:|="
+            r"|#)?[ \t]*#?[ \t]*(?P<v>(?=[A-Z0-9-]*\d)[A-Z0-9][A-Z0-9-]{3,30}[A-Z0-9])\b"
+        ),
         0.6,
         _TIER_PATTERN,
         _id_value_ok,
@@ -944,10 +1192,12 @@ PII_RULES: tuple[Rule, ...] = (
     Rule(
         "datetime",
         DATE_TIME,
-        _c(r"\b(?:1[6-9]|20)\d\d-(?:0?[1-9]|1[0-2])-(?:0?[1-9]|[12]\d|3[01])"
-           r"(?:[T ](?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:[.,]\d{1,9})?)?(?:Z|[+-]\d\d:?\d\d)?)?(?![\w-])"
-           r"|\b(?:0?[1-9]|[12]\d|3[01])[/.](?:0?[1-9]|[12]\d|3[01])[/.](?:1[6-9]|20)?\d\d\b(?![/.]\d)"
-           r"|\b(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d)?(?:[ \t]?[AaPp]\.?[Mm]\b\.?)?(?![\d:])"),
+        _c(
+            r"\b(?:1[6-9]|20)\d\d-(?:0?[1-9]|1[0-2])-(?:0?[1-9]|[12]\d|3[01])(?:[T ](?:[01]?\d"
+            r"|2[0-3]):[0-5]\d(?::[0-5]\d(?:[.,]\d{1,9})?)?(?:Z|[+-]\d\d:?\d\d)?)?(?![\w-])|\b(?:0?[1-9]"
+            r"|[12]\d|3[01])[/.](?:0?[1-9]|[12]\d|3[01])[/.](?:1[6-9]|20)?\d\d\b(?![/.]\d)|\b(?:[01]?\d"
+            r"|2[0-3]):[0-5]\d(?::[0-5]\d)?(?:[ \t]?[AaPp]\.?[Mm]\b\.?)?(?![\d:])"
+        ),
         0.6,
         _TIER_PATTERN,
         prose_only=True,
@@ -955,9 +1205,11 @@ PII_RULES: tuple[Rule, ...] = (
     _AgeRule(
         "age",
         DATE_TIME,
-        _c(r"(?i)\b(?P<v>\d{1,3})[ -]?(?:years?|yrs?|y)[ -]?(?:old|/o|o\b)"
-           r"|\b(?:aged?|age of|turn(?:ed|s|ing)?|i'?m|i am)[ \t]+(?P<w>\d{1,3})\b(?![.,:/-]?\d)"
-           r"|\b(?:he|she|i|they|who)[ \t]+(?:was|is|am|were)[ \t]+(?P<x>\d{1,3})(?=[ \t]*(?:[.,;!?]|$|years))"),
+        _c(
+            r"(?i)\b(?P<v>\d{1,3})[ -]?(?:years?|yrs?|y)[ -]?(?:old|/o|o\b)|\b(?:aged?|age of|turn(?:ed|s"
+            r"|ing)?|i'?m|i am)[ \t]+(?P<w>\d{1,3})\b(?![.,:/-]?\d)|\b(?:he|she|i|they|who)[ \t]+(?:was|is"
+            r"|am|were)[ \t]+(?P<x>\d{1,3})(?=[ \t]*(?:[.,;!?]|$|years))"
+        ),
         0.6,
         _TIER_PATTERN,
         prose_only=True,
@@ -965,8 +1217,10 @@ PII_RULES: tuple[Rule, ...] = (
     Rule(
         "zip_code",
         STREET_ADDRESS,
-        _c(r"(?i)\b(?:zip|postal|post)(?:[ \t]*code)?\b[ \t]*(?:is|:|#)?[ \t]*"
-           rf"(?P<v>(?=[\w -]*\d){_ZIP}|(?=[\w -]*\d)[A-Z0-9]{{3,4}}[ -][A-Z0-9]{{3}}|\d{{3,10}})\b"),
+        _c(
+            r"(?i)\b(?:zip|postal|post)(?:[ \t]*code)?\b[ \t]*(?:is|:|#)?[ \t]*"
+            rf"(?P<v>(?=[\w -]*\d){_ZIP}|(?=[\w -]*\d)[A-Z0-9]{{3,4}}[ -][A-Z0-9]{{3}}|\d{{3,10}})\b"
+        ),
         0.7,
         _TIER_PATTERN,
         prose_only=True,
@@ -974,8 +1228,12 @@ PII_RULES: tuple[Rule, ...] = (
     Rule(
         "introduced_person",
         PERSON,
-        _c(rf"(?:\b[Mm]y name is|\b[Mm]y name's|\bname is|\b(?:[Ff]ull )?[Nn]ame[ \t]*:|\bcalled|\bnamed|\bsigned"
-           rf"|\b[Rr]egards,|\b[Ss]incerely,|\b[Tt]hanks,|\b[Cc]heers,)[ \t]*\n?[ \t]*(?P<v>{_PNAME}(?:[ \t]+(?:{_PNAME}|[A-Z]\.?(?=[ \t]+[A-Z]))){{0,3}})"),
+        _c(
+            rf"(?:\b[Mm]y name is|\b[Mm]y name's|\bname is|\b(?:[Ff]ull )?[Nn]ame[ \t]*:|\bcalled|\bnamed"
+            rf"|\bsigned|\b[Rr]egards,|\b[Ss]incerely,|\b[Tt]hanks,"
+            rf"|\b[Cc]heers,)[ \t]*\n?[ \t]*(?P<v>{_PNAME}(?:[ \t]+(?:{_PNAME}"
+            rf"|[A-Z]\.?(?=[ \t]+[A-Z]))){{0,3}})"
+        ),
         0.6,
         _TIER_PATTERN,
         prose_only=True,
@@ -998,15 +1256,15 @@ PII_RULES: tuple[Rule, ...] = (
     Rule(
         "titled_person",
         PERSON,
-        _c(rf"\b(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Sir|Dame|Rev|Capt|Lt|Sgt|Herr|Frau|Sr|Sra|Srta|Mme|Mlle|Sig|Sig\.ra"
-           rf"|Dott|Dott\.ssa|M)\.?[ \t]+(?:{_PNAME}[ \t]+){{0,2}}{_PNAME}"),
+        _c(
+            rf"\b(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Sir|Dame|Rev|Capt|Lt|Sgt|Herr|Frau|Sr|Sra|Srta|Mme|Mlle|Sig"
+            rf"|Sig\.ra|Dott|Dott\.ssa|M)\.?[ \t]+(?:{_PNAME}[ \t]+){{0,2}}{_PNAME}"
+        ),
         0.7,
         _TIER_PATTERN,
         prose_only=True,
     ),
 )
-
-
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -1024,7 +1282,11 @@ def _tier(span: Span) -> int:
         elif part.startswith("pattern:"):
             t = _TIER_PATTERN
         elif part.startswith("presidio:") and part.split(":", 1)[1] not in NER_ENTITIES:
-            t = _TIER_VALIDATED if span.label in (CREDIT_CARD, IBAN_CODE, EMAIL_ADDRESS, US_SSN) else _TIER_PATTERN
+            t = (
+                _TIER_VALIDATED
+                if span.label in (CREDIT_CARD, IBAN_CODE, EMAIL_ADDRESS, US_SSN)
+                else _TIER_PATTERN
+            )
         else:
             t = _TIER_NER
         best = max(best, t)
@@ -1038,18 +1300,19 @@ _SOURCE_TIERS = {
     "pattern:ipv4": _TIER_VALIDATED,
     "pattern:ipv6": _TIER_VALIDATED,
     "pattern:us_ssn": _TIER_VALIDATED,
-    "pattern:username_assignment": _TIER_PATTERN,
 }
 
 _TRIM = " \t\r\n,;:.!?\"'`()[]{}<>"
 
 
-def _trim(text: str, span: Span) -> Span | None:
-    """Strip separators left at the edges after overlap trimming; drop pieces with no word characters."""
+def _trim(text: str, span: Span, *, left: bool = True, right: bool = True) -> Span | None:
+    """Strip separators left at cut edges after overlap trimming; drop pieces with no word characters."""
     start, end = span.start, span.end
-    while start < end and text[start] in _TRIM:
+    while left and start < end and text[start] in _TRIM:
         start += 1
-    while end > start and text[end - 1] in _TRIM and not (text[end - 1] == "." and end - start <= 4):
+    while (
+        right and end > start and text[end - 1] in _TRIM and not (text[end - 1] == "." and end - start <= 4)
+    ):
         end -= 1
     piece = text[start:end]
     if sum(c.isalnum() for c in piece) < 2 and not (span.label == DATE_TIME and piece.isdigit()):
@@ -1070,7 +1333,7 @@ def resolve(text: str, candidates: Sequence[Span]) -> list[Span]:
     for cand in ordered:
         pieces = subtract([cand], accepted) if accepted else [cand]
         for piece in pieces:
-            kept = _trim(text, piece) if piece is not cand else piece
+            kept = _trim(text, piece, left=piece.start != cand.start, right=piece.end != cand.end)
             if kept is not None and kept.length > 0:
                 accepted.append(kept)
     return sorted(accepted)
@@ -1090,23 +1353,24 @@ def _literal_pattern(values: Sequence[str]) -> re.Pattern[str] | None:
 
 
 _MONTH_OR_DAY = _c(
-    r"(?i)\b(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?"
-    r"|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|mon(?:day)?|tue(?:s(?:day)?)?|wed(?:nesday)?|thu(?:rs(?:day)?)?"
-    r"|fri(?:day)?|sat(?:urday)?|sun(?:day)?|christmas|easter|thanksgiving|new year'?s)\b"
+    r"(?i)\b(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|mon(?:day)?|tue(?:s(?:day)?)?"
+    r"|wed(?:nesday)?|thu(?:rs(?:day)?)?|fri(?:day)?|sat(?:urday)?|sun(?:day)?|christmas|easter|thanksgiving"
+    r"|new year'?s)\b"
 )
 _DATE_DIGITS = _c(r"\b(?:1[0-9]|20)\d\d\b|\d{1,4}[/.-]\d{1,2}(?:[/.-]\d{1,4})?|\d{1,2}:\d{2}")
 # Glossary acronyms the small spaCy model tags as ORG/PERSON/GPE in support-style text.
 _NOT_NAMES = frozenset(
-    "SSN IBAN ATM ASAP PIN ID DOB SWIFT BIC API URL CVV CVC OTP FAQ PDF USD EUR GBP TV CEO CTO CFO HR IT VIP FYI "
-    "RSVP ETA OK AM PM PS PO ZIP SMS GPS DNS SQL JSON XML HTML HTTP HTTPS SSH SSL TLS VPN PR QA UI UX CPU GPU "
-    "RAM OS IP MAC EMAIL E-MAIL PHONE FAX LLC INC LTD WAN LAN SSO SCIM MFA 2FA SAML LDAP DOB MRN SSN BP LDL HDL "
-    "ICU ER GP ETA RMA SKU UPC PST EST CST MST UTC GMT".split()
+    "SSN IBAN ATM ASAP PIN ID DOB SWIFT BIC API URL CVV CVC OTP FAQ PDF USD EUR GBP TV CEO CTO CFO HR IT "
+    "VIP FYI RSVP ETA OK AM PM PS PO ZIP SMS GPS DNS SQL JSON XML HTML HTTP HTTPS SSH SSL TLS VPN PR QA UI "
+    "UX CPU GPU RAM OS IP MAC EMAIL E-MAIL PHONE FAX LLC INC LTD WAN LAN SSO SCIM MFA 2FA SAML LDAP MRN BP "
+    "LDL HDL ICU ER GP RMA SKU UPC PST EST CST MST UTC GMT".split()
 )
 
 
 _GREETING = _c(
-    r"^(?:(?:hello|hi|hey|dear|thanks|thank you|good (?:morning|afternoon|evening)|morning|welcome|sorry|yes|no"
-    r"|ok|okay|congrats|congratulations|attn|cc)\b[ \t,:]*)+",
+    r"^(?:(?:hello|hi|hey|dear|thanks|thank you|good (?:morning|afternoon|evening)|morning|welcome|sorry|yes"
+    r"|no|ok|okay|congrats|congratulations|attn|cc)\b[ \t,:]*)+",
     re.IGNORECASE,
 )
 
@@ -1139,13 +1403,38 @@ def _clean_ner(label: str, text: str, start: int, end: int) -> tuple[int, int] |
     return start, end
 
 
-_CARD_CONTEXT = _c(r"(?i)\b(?:card|cc|visa|master ?card|amex|american express|discover|maestro|pan|payment)\b")
+_CARD_CONTEXT = _c(
+    r"(?i)\b(?:card|cc|visa|master ?card|amex|american express|discover|maestro|pan|payment)\b"
+)
 
 
 def _card_context(text: str, span: Span) -> bool:
-    """In code a bare Luhn-valid 16-digit literal is more often a seed than a card: want grouping or a word."""
+    """In code a bare Luhn-valid literal is more often a seed than a card: need grouping or a word."""
     value = text[span.start : span.end]
-    return " " in value or "-" in value or _CARD_CONTEXT.search(text, max(0, span.start - 60), span.start) is not None
+    return (
+        " " in value
+        or "-" in value
+        or _CARD_CONTEXT.search(text, max(0, span.start - 60), span.start) is not None
+    )
+
+
+@contextlib.contextmanager
+def _modules_hidden(names: Sequence[str]) -> Iterator[None]:
+    """Make optional heavy imports fail while Presidio is imported.
+
+    Presidio probes ``transformers``/``torch`` for its optional HF engine (guarded by ``except ImportError``)
+    and that probe costs ~6 s per process; we only use spaCy.  Modules already imported are left alone and
+    the block is undone afterwards, so later ``import torch`` elsewhere works normally.
+    """
+    hidden = [n for n in names if n not in sys.modules]
+    for n in hidden:
+        sys.modules[n] = None  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        for n in hidden:
+            if sys.modules.get(n) is None:
+                sys.modules.pop(n, None)
 
 
 def _resolve_spacy_package(name: str) -> str:
@@ -1217,7 +1506,9 @@ class CredSweeperDetector:
             for ld in cand.line_data_list:
                 span = self._locate(text, lines, starts, ld)
                 if span is not None:
-                    out.append(Span(span[0], span[1], label, float(cand.ml_probability or 0.9), "credsweeper"))
+                    out.append(
+                        Span(span[0], span[1], label, float(cand.ml_probability or 0.9), "credsweeper")
+                    )
         manager.clear_credentials()
         return out
 
@@ -1241,7 +1532,6 @@ class DetectorSuite:
         self.config = config or DetectorConfig()
         self._analyzer: Any = None
         self._batch: Any = None
-        self._nlp: Any = None
         self._model_name: str | None = None
         self._credsweeper: Any = None
         self._phones = _PhoneFinder(self.config.phone_regions)
@@ -1260,11 +1550,16 @@ class DetectorSuite:
         # lookups must stay offline too.  Only defaults: an explicit setting by the caller wins.
         os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        import spacy
-        from presidio_analyzer import AnalyzerEngine, BatchAnalyzerEngine, RecognizerRegistry
-        from presidio_analyzer.nlp_engine import NerModelConfiguration, SpacyNlpEngine
-        from presidio_analyzer.predefined_recognizers import PhoneRecognizer
+        with _modules_hidden(("transformers", "torch")):
+            import spacy
+            from presidio_analyzer import AnalyzerEngine, BatchAnalyzerEngine, RecognizerRegistry
+            from presidio_analyzer.nlp_engine import NerModelConfiguration, SpacyNlpEngine
 
+        # Presidio's context enhancer logs the words around each hit at DEBUG; keep that out of app logs
+        # unless someone configured this logger on purpose.
+        presidio_log = logging.getLogger("presidio-analyzer")
+        if presidio_log.level == logging.NOTSET:
+            presidio_log.setLevel(logging.WARNING)
         model = _resolve_spacy_package(self.config.spacy_model)
         # The dependency parser is not used by NER or by Presidio's lemma context; excluding it ~halves time.
         nlp = spacy.load(model, exclude=["parser"])
@@ -1283,16 +1578,15 @@ class DetectorSuite:
                 "LAW", "LANGUAGE",
             ],
         )  # fmt: skip
-        engine = _LocalSpacyEngine(models=[{"lang_code": lang, "model_name": model}], ner_model_configuration=ner_conf)
+        engine = _LocalSpacyEngine(
+            models=[{"lang_code": lang, "model_name": model}], ner_model_configuration=ner_conf
+        )
         engine.load()
         registry = RecognizerRegistry(supported_languages=[lang])
         registry.load_predefined_recognizers(nlp_engine=engine, languages=[lang])
         registry.recognizers = [r for r in registry.recognizers if type(r).__name__ in PRESIDIO_RECOGNIZERS]
-        registry.remove_recognizer("PhoneRecognizer")
-        registry.add_recognizer(PhoneRecognizer(supported_regions=self.config.phone_regions, supported_language=lang))
         self._analyzer = AnalyzerEngine(registry=registry, nlp_engine=engine, supported_languages=[lang])
         self._batch = BatchAnalyzerEngine(self._analyzer)
-        self._nlp = nlp
         self._model_name = model
         return self._batch
 
@@ -1308,14 +1602,17 @@ class DetectorSuite:
         if kinds is not None and len(kinds) != len(texts):
             raise ValueError(f"kinds has {len(kinds)} entries for {len(texts)} texts")
         kinds_list = list(kinds) if kinds is not None else ["text"] * len(texts)
-        presidio = self._presidio_spans(texts, kinds_list) if self.config.use_presidio else [[] for _ in texts]
+        presidio = (
+            self._presidio_spans(texts, kinds_list) if self.config.use_presidio else [[] for _ in texts]
+        )
         out = []
         for text, kind, pres in zip(texts, kinds_list, presidio, strict=True):
             candidates = list(pres)
             candidates.extend(self._rule_spans(text, kind))
             if self.config.use_credsweeper and text.strip():
                 candidates.extend(self._ensure_credsweeper().find(text))
-            out.append(self._finish(text, kind, candidates))
+            out.append(self._finish(text, candidates))
+        log.debug("detected %d spans in %d texts", sum(map(len, out)), len(out))
         return out
 
     def _rule_spans(self, text: str, kind: str) -> list[Span]:
@@ -1331,14 +1628,28 @@ class DetectorSuite:
         found.extend(self._phones.find(text, need_context=code))
         return [s for s in found if (s.score or 0.0) >= self.config.threshold_for(s.label)]
 
-    def _finish(self, text: str, kind: str, candidates: list[Span]) -> list[Span]:
+    def _finish(self, text: str, candidates: list[Span]) -> list[Span]:
+        """Allow-list holes first (cutting through detections), then deny-list hits, then overlap resolution.
+
+        A value on both lists is flagged: the deny list is the explicit, safer instruction.
+        """
         if self._allow is not None:
             holes = [Span(m.start(), m.end()) for m in self._allow.finditer(text)]
             if holes:
-                candidates = subtract(candidates, holes)
+                kept: list[Span] = []
+                for cand in candidates:
+                    if not any(cand.overlaps(h) for h in holes):
+                        kept.append(cand)
+                        continue
+                    for piece in subtract([cand], holes):
+                        cut = _trim(text, piece, left=piece.start != cand.start, right=piece.end != cand.end)
+                        if cut is not None:
+                            kept.append(cut)
+                candidates = kept
         if self._deny is not None:
             candidates.extend(
-                Span(m.start(), m.end(), self.config.deny_label, 1.0, "deny_list") for m in self._deny.finditer(text)
+                Span(m.start(), m.end(), self.config.deny_label, 1.0, "deny_list")
+                for m in self._deny.finditer(text)
             )
         return resolve(text, candidates)
 
@@ -1357,7 +1668,7 @@ class DetectorSuite:
                 batch_size=self.config.batch_size,
                 score_threshold=min([self.config.score_threshold, *self.config.entity_thresholds.values()]),
             )
-        except Exception as exc:  # noqa: BLE001 - re-raised below without the message (it may quote text)
+        except Exception as exc:
             failure = type(exc).__name__
         if failure is not None:
             raise DetectorError(f"presidio failed on a batch of {len(pieces)} chunks ({failure})")
@@ -1379,8 +1690,9 @@ class DetectorSuite:
                     start, end = kept
                 if label == URL and not _private_url(chunk[start:end]):
                     continue
-                results[i].append(Span(offset + start, offset + end, label, float(r.score),
-                                       f"presidio:{r.entity_type}"))
+                results[i].append(
+                    Span(offset + start, offset + end, label, float(r.score), f"presidio:{r.entity_type}")
+                )
         return results
 
     # --- provenance ----------------------------------------------------------------------------------
@@ -1405,8 +1717,8 @@ class DetectorSuite:
 
 
 _COMMENT = _c(
-    r"(?m)(?:^|(?<=[ \t]))(?:#(?![!{])|//|--[ \t])[^\n]*"
-    r"|/\*[\s\S]*?\*/|\"\"\"[\s\S]*?\"\"\"|'''[\s\S]*?'''|<!--[\s\S]*?-->"
+    r"(?m)(?:^|(?<=[ \t]))(?:#(?![!{])|//|--[ \t])[^\n]*|/\*[\s\S]*?\*/|\"\"\"[\s\S]*?\"\"\"|'''[\s\S]*?'''"
+    r"|<!--[\s\S]*?-->"
 )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -54,6 +55,30 @@ def release_texts(warehouse: Warehouse, batch_id: str) -> list[tuple[str, str]]:
     return list(frame.iter_rows())
 
 
+TAG = re.compile(r"\[[A-Z][A-Z_]*(?:_\d+)?\]")
+
+
+def original_text_only(warehouse: Warehouse, batch_id: str) -> list[tuple[str, str]]:
+    """Release texts with the parts we wrote (surrogates, typed tags) blanked out, offsets kept.
+
+    A fake name that happens to equal a real name elsewhere in the batch is not a leak; an original
+    value left in untouched text is.
+    """
+    frame = warehouse.query(
+        "SELECT 'surrogate:' || doc_id AS id, text, replaced_ranges FROM surrogate_view WHERE batch_id = ? "
+        "UNION ALL SELECT 'redacted:' || doc_id, text, '[]' FROM redacted_view WHERE batch_id = ? ORDER BY 1",
+        [batch_id, batch_id],
+    )
+    out = []
+    for doc_id, text, ranges in frame.iter_rows():
+        chars = list(text)
+        regions = [(a, b) for a, b in json.loads(ranges or "[]")] + [m.span() for m in TAG.finditer(text)]
+        for a, b in regions:
+            chars[a:b] = " " * (b - a)
+        out.append((doc_id, "".join(chars)))
+    return out
+
+
 def content_digest(warehouse: Warehouse, batch_id: str) -> str:
     """Digest of the release text: gate results are valid only for exactly this content."""
     h = hashlib.sha256()
@@ -76,7 +101,7 @@ def original_values(warehouse: Warehouse, batch_id: str) -> list[tuple[str, str]
 
 def residual_leak_scan(warehouse: Warehouse, batch_id: str, key: bytes | None, audit_id: str) -> GateResult:
     """No original value (masked or gold) appears in the release text, verbatim or normalized."""
-    texts = release_texts(warehouse, batch_id)
+    texts = original_text_only(warehouse, batch_id)
     findings = find_known_values(texts, original_values(warehouse, batch_id), key=key)
     rows = [
         (audit_id, batch_id, RESIDUAL_LEAK_SCAN, f.doc_id, f.label, f.value_sha256, f.kind, f.count)
@@ -109,34 +134,29 @@ def residual_leak_scan(warehouse: Warehouse, batch_id: str, key: bytes | None, a
 
 
 def residual_detector_audit(warehouse: Warehouse, config: CurationConfig, suite) -> GateResult:
-    """Re-run the detectors on a sample of the redacted view; bound the residual rate (Clopper-Pearson)."""
+    """Re-run the detectors on a sample of the redacted view; bound the residual rate (Clopper-Pearson).
+
+    Detections inside our own ``[LABEL]`` tags do not count.
+    """
     frame = warehouse.query(
-        "SELECT doc_id, text FROM redacted_view WHERE batch_id = ? ORDER BY doc_id", [config.batch_id]
+        "SELECT doc_id, text, kind FROM redacted_view WHERE batch_id = ? ORDER BY doc_id", [config.batch_id]
     )
-    texts = dict(frame.iter_rows())
+    docs = {doc_id: (text, kind) for doc_id, text, kind in frame.iter_rows()}
     g = config.gates
     labels: dict[str, int] = {}
 
     def has_residual(doc_id: str) -> bool:
-        residual = _untagged(texts[doc_id], suite.detect([texts[doc_id]])[0])
+        text, kind = docs[doc_id]
+        tags = [Span(*m.span()) for m in TAG.finditer(text)]
+        residual = [s for s in suite.detect([text], [kind])[0] if not any(s.overlaps(t) for t in tags)]
         for s in residual:
             labels[s.label] = labels.get(s.label, 0) + 1
         return bool(residual)
 
-    audit = sampled_residual_audit(sorted(texts), has_residual, g.audit_sample, g.seed, g.confidence, g.residual_budget)
+    audit = sampled_residual_audit(sorted(docs), has_residual, g.audit_sample, g.seed, g.confidence, g.residual_budget)
     detail = {k: getattr(audit, k) for k in audit.__dataclass_fields__}
     detail["residual_spans_by_label"] = labels
     return GateResult(RESIDUAL_DETECTOR_AUDIT, bool(audit.passed), detail)
-
-
-def _untagged(text: str, spans: Sequence[Span]) -> list[Span]:
-    """Detections that are not one of our own ``[LABEL]`` tags."""
-    out = []
-    for s in spans:
-        value = text[s.start : s.end]
-        if not (value.startswith("[") and value.endswith("]")) and "[" not in value:
-            out.append(s)
-    return out
 
 
 def masked_fraction_budget(warehouse: Warehouse, config: CurationConfig) -> GateResult:

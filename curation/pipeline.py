@@ -464,8 +464,13 @@ def surrogate_stage(config: CurationConfig, warehouse: Warehouse, engine, vault)
     for doc_id, scope_id, kind, text in docs.iter_rows():
         result = engine.apply(text, spans.get(doc_id, []), Scope(doc_id, scope_id))
         replaced += len(result.replacements)
-        rows.append((config.batch_id, doc_id, scope_id, kind, result.text, len(result.replacements)))
-    frame = pl.DataFrame(rows, schema=["batch_id", "doc_id", "scope_id", "kind", "text", "n_replacements"], orient="row")
+        # Where the text is ours (surrogates): audits skip these ranges. Internal, never released.
+        ranges = json.dumps([[r.new_start, r.new_end] for r in result.replacements])
+        rows.append((config.batch_id, doc_id, scope_id, kind, result.text, len(result.replacements), ranges))
+    frame = pl.DataFrame(
+        rows, schema=["batch_id", "doc_id", "scope_id", "kind", "text", "n_replacements", "replaced_ranges"],
+        orient="row",
+    )
     warehouse.replace("surrogate_view", frame, "batch_id = ?", [config.batch_id])
     stored = vault.upsert(engine.records())
     return {"documents": docs.height, "replacements": replaced, "vault_records": stored, "key_id": engine.key_id}

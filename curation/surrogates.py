@@ -4,7 +4,8 @@ Every replacement is chosen by HMAC-SHA256(key, scope | entity type | normalized
 same original gets the same surrogate within a scope, unrelated ones across scopes, and entirely
 new ones after a key rotation, without storing anything but keyed HMACs. Replacement values come
 only from fictional or reserved ranges (Faker names, example.* domains, 555-01xx phones, 9xx SSNs,
-documentation IP ranges), and never equal an original seen in the batch.
+documentation IP ranges), and never equal an original seen in the batch (see
+:meth:`SurrogateEngine.register_originals` for exactly what is guaranteed).
 
 Nothing here (reprs, exceptions, log lines) ever contains an original value.
 """
@@ -36,6 +37,21 @@ STRICT_NAME_DRAWS = 32
 EXAMPLE_DOMAINS = ("example.com", "example.net", "example.org")
 DOC_V4_NETS = ("192.0.2", "198.51.100", "203.0.113")
 MASK_CHAR = "*"
+DATE_OFFSET_DRAWS = 64
+DAYS_PER_MONTH = 365.25 / 12
+# Labels whose surrogates may not share a whole word (>= 3 letters) with any registered original.
+WORD_CHECKED_LABELS = frozenset({S.PERSON, S.LOCATION, S.ORGANIZATION, S.USERNAME})
+_WORD_RE = re.compile(r"[^\W\d_]+")
+
+
+def _words(text: str) -> set[str]:
+    """Casefolded alphabetic tokens of at least 3 letters ('whole words' for collision checks)."""
+    return {w.casefold() for w in _WORD_RE.findall(text) if len(w) >= 3}
+
+
+def _folded(text: str) -> str:
+    """Plain comparison form: casefolded, whitespace collapsed."""
+    return " ".join(text.casefold().split())
 
 
 # --------------------------------------------------------------------------------------------
@@ -675,8 +691,35 @@ def _write_date(kind: str, m: re.Match[str], new: dt.date, day_first: bool) -> s
     return text
 
 
+def _sign(days: int) -> int:
+    return (days > 0) - (days < 0)
+
+
+def _shift_date(kind: str, date: dt.date, days: int) -> dt.date:
+    """One date moved by the scope offset, at the precision it is written with.
+
+    A bare year moves by sign(days) * max(1, round(|days| / 365)) years and a month-year by
+    sign(days) * max(1, round(|days| / 30.44)) months, so a non-zero offset always changes them
+    (a day shift applied mid-year / mid-month usually would not) and all values of one precision
+    in a scope still move by the same amount (their intervals are kept). Raises ValueError or
+    OverflowError when the result leaves the calendar.
+    """
+    if kind == "y":
+        return date.replace(year=date.year + _sign(days) * max(1, round(abs(days) / 365)))
+    if kind == "my":
+        total = date.year * 12 + date.month - 1 + _sign(days) * max(1, round(abs(days) / DAYS_PER_MONTH))
+        return dt.date(total // 12, total % 12 + 1, 15)
+    return date + dt.timedelta(days=days)
+
+
 def shift_dates(value: str, days: int) -> str | None:
-    """Shift every date written in ``value`` by ``days``; None when no (valid) date is found."""
+    """Shift every date written in ``value`` by ``days``; None when no (valid) date is found.
+
+    Day-precision dates move by ``days``; bare years and month-years by whole years / months
+    (see :func:`_shift_date`). With ``days != 0`` no date is ever rendered unchanged: in the
+    rare case a day-precision date without a year would read the same (a shift by a whole year),
+    it moves on by single days in the shift's direction until it reads differently.
+    """
     matches = []
     for priority, (kind, regex) in enumerate(_DATE_RES):
         matches += [(m.start(), priority, kind, m) for m in regex.finditer(value)]
@@ -693,10 +736,16 @@ def shift_dates(value: str, days: int) -> str | None:
         if read is None:
             return None
         try:
-            new = read[0] + dt.timedelta(days=days)
-        except OverflowError:
+            new = _shift_date(kind, read[0], days)
+            written = _write_date(kind, match, new, read[1])
+            for _ in range(366 if days else 0):
+                if written.casefold() != match.group(0).casefold():
+                    break
+                new += dt.timedelta(days=_sign(days))
+                written = _write_date(kind, match, new, read[1])
+        except (OverflowError, ValueError):
             return None
-        out += [value[cursor : match.start()], _write_date(kind, match, new, read[1])]
+        out += [value[cursor : match.start()], written]
         cursor = match.end()
     return "".join(out) + value[cursor:]
 
@@ -716,6 +765,7 @@ class _ScopeState:
     used: dict[str, dict[str, str]] = field(default_factory=dict)
     tags: _Tags = field(default_factory=dict)
     audit_tags: _Tags = field(default_factory=dict)
+    date_offset: int | None = None
 
     def __repr__(self) -> str:
         return f"_ScopeState(identities={len(self.resolver.identities)})"
@@ -738,9 +788,12 @@ class SurrogateEngine:
         self._scopes: dict[str, _ScopeState] = {}
         self._cache: dict[tuple[str, str, str], tuple[str, str]] = {}
         self._records: dict[tuple[str, str, str], str] = {}
+        self._original_values: set[str] = set()
         self._originals: set[str] = set()
+        self._original_normalized: dict[str, set[str]] = {}
         self._original_digits: set[str] = set()
         self._original_tokens: set[str] = set()
+        self._original_words: set[str] = set()
 
     def __repr__(self) -> str:
         return (
@@ -768,29 +821,105 @@ class SurrogateEngine:
         return hmac.new(self._key, _frame("surrogate", *parts), hashlib.sha256).digest()
 
     def register_originals(self, values: Iterable[str]) -> None:
-        """Remember originals of the batch so no surrogate (or surrogate name part) equals one."""
+        """Remember originals of the batch so no surrogate (or surrogate name part) equals one.
+
+        Register every original of the batch before rewriting. Afterwards, for every style but
+        typed/indexed tags, masks, deletion and generalized placeholders:
+
+        * no surrogate equals a registered original, compared casefolded with whitespace
+          collapsed and under :func:`normalize_value` for the surrogate's label (so the vault
+          HMAC of a surrogate is never the HMAC of an original); values are registered without
+          labels, so every original is compared under the surrogate's label (stricter);
+        * no PERSON / LOCATION / ORGANIZATION / USERNAME surrogate shares a whole word
+          (alphabetic token of >= 3 letters, casefolded) with any registered original (again of
+          any label); names are redrawn per identity, so name variants and email local parts
+          still agree;
+        * collisions are redrawn deterministically (an HMAC counter), so the same key, scope,
+          value and registered originals give the same surrogate; a typed tag is the fallback
+          when no fresh draw is found.
+
+        Dates are the exception: a scope's date offset is redrawn (before the first date of
+        the scope is rewritten, from the dates given to :meth:`prepare`) until no shifted date of
+        the scope equals a registered original; once a scope's dates have been shifted the offset
+        is fixed, and a later shifted date that equals another original date is kept: keeping
+        intervals within the scope wins over avoiding that collision. A shifted date never equals
+        its own original.
+        """
         for value in values:
-            text = value.strip().casefold()
-            if not text:
+            text = _folded(value)
+            if not text or value in self._original_values:
                 continue
+            self._original_values.add(value)
             self._originals.add(text)
+            for label, normalized in self._original_normalized.items():
+                normalized.add(normalize_value(label, value))
             digits = re.sub(r"\D", "", text)
             if len(digits) >= 6:
                 self._original_digits.add(digits)
             self._original_tokens.update(t for t in re.split(r"[\W_]+", text) if len(t) >= 2)
+            self._original_words.update(_words(text))
 
-    def _is_original(self, candidate: str) -> bool:
-        text = candidate.strip().casefold()
-        digits = re.sub(r"\D", "", text)
-        return text in self._originals or (len(digits) >= 6 and digits in self._original_digits)
+    def _normalized_originals(self, label: str) -> set[str]:
+        if label not in self._original_normalized:
+            self._original_normalized[label] = {normalize_value(label, v) for v in self._original_values}
+        return self._original_normalized[label]
+
+    def _equals_original(self, label: str, candidate: str) -> bool:
+        """Candidate equals a registered original, plainly or under ``normalize_value(label)``."""
+        return _folded(candidate) in self._originals or (
+            normalize_value(label, candidate) in self._normalized_originals(label)
+        )
+
+    def _collides(self, label: str, candidate: str) -> bool:
+        """Equal to an original (also by its digits, for >= 6 digits) or, for name-like labels,
+        sharing a whole word with one."""
+        digits = re.sub(r"\D", "", candidate)
+        if self._equals_original(label, candidate) or (len(digits) >= 6 and digits in self._original_digits):
+            return True
+        return label in WORD_CHECKED_LABELS and bool(_words(candidate) & self._original_words)
 
     def date_offset_days(self, scope_id: ScopeLike) -> int:
-        """The scope's constant date shift in [-180, 180] without 0 (HMAC of the scope)."""
-        return self._date_offset(self.scope_key(scope_id, S.DATE_TIME))
+        """The scope's constant date shift in [-180, 180] without 0 (HMAC of the scope).
 
-    def _date_offset(self, scope_key: str) -> int:
-        index = int.from_bytes(self._digest(scope_key, "DATE_SHIFT"), "big") % 360
+        The first HMAC draw unless it had to be redrawn because a shifted date of the scope
+        would have equalled a registered original (see :meth:`register_originals`).
+        """
+        scope_key = self.scope_key(scope_id, S.DATE_TIME)
+        state = self._scopes.get(scope_key)
+        if state is not None and state.date_offset is not None:
+            return state.date_offset
+        return self._offset_draw(scope_key, 0)
+
+    def _offset_draw(self, scope_key: str, counter: int) -> int:
+        parts = (scope_key, "DATE_SHIFT") + ((str(counter),) if counter else ())
+        index = int.from_bytes(self._digest(*parts), "big") % 360
         return index - 180 if index < 180 else index - 179
+
+    def _date_offset(self, scope_key: str, values: Sequence[str] = ()) -> int:
+        """The scope's offset, fixed on first use: the first draw under which no date in
+        ``values`` shifts onto a registered original (else the draw with the fewest such)."""
+        state = self._state(scope_key)
+        if state.date_offset is None:
+            best: tuple[int, int] | None = None
+            for counter in range(DATE_OFFSET_DRAWS if values else 1):
+                offset = self._offset_draw(scope_key, counter)
+                clashes = sum(
+                    1
+                    for value in values
+                    if (shifted := shift_dates(value, offset)) is not None
+                    and self._equals_original(S.DATE_TIME, shifted)
+                )
+                if best is None or clashes < best[0]:
+                    best = (clashes, offset)
+                if not clashes:
+                    break
+            assert best is not None
+            state.date_offset = best[1]
+        return state.date_offset
+
+    def _shifts_dates(self, label: str) -> bool:
+        style = self._rule(label).style
+        return style == "date_shift" or (label == S.DATE_TIME and style == "surrogate")
 
     def _example_domain(self, scope_key: str, domain: str) -> str:
         host = domain.casefold().removeprefix("www.")
@@ -804,13 +933,18 @@ class SurrogateEngine:
         self.register_originals(value for _, value in items)
         persons: dict[str, list[str]] = {}
         emails: dict[str, list[str]] = {}
+        dates: dict[str, list[str]] = {}
         for label, value in items:
+            if self._shifts_dates(label):
+                dates.setdefault(self.scope_key(scope_id, label), []).append(value)
             if label == S.PERSON:
                 persons.setdefault(self.scope_key(scope_id, label), []).append(value)
             elif label == S.EMAIL_ADDRESS and "@" in value:
                 emails.setdefault(self.scope_key(scope_id, label), []).append(value.strip())
         for key in sorted(set(persons) | set(emails)):
             self._state(key).resolver.feed(persons.get(key, ()), emails.get(key, ()))
+        for key in sorted(dates):
+            self._date_offset(key, sorted(set(dates[key])))
         log.debug("prepared %d values in %d scope keys", len(items), len(set(persons) | set(emails)))
 
     def surrogate(self, scope_id: ScopeLike, label: str, value: str) -> str:
@@ -842,10 +976,14 @@ class SurrogateEngine:
         if rule.style == "generalize":
             return self._generalize(label, value), "generalize"
         if rule.style == "date_shift" or label == S.DATE_TIME:
-            shifted = shift_dates(value, self._date_offset(scope_key))
-            return (shifted, "date_shift") if shifted is not None else (tag, "typed_tag")
+            shifted = shift_dates(value, self._date_offset(scope_key, [value]))
+            if shifted is None or _folded(shifted) == _folded(value):
+                return tag, "typed_tag"
+            if normalize_value(label, shifted) == normalize_value(label, value):
+                return tag, "typed_tag"
+            return shifted, "date_shift"  # may equal another original date: intervals win
         text = self._surrogate_value(scope_key, label, value)
-        if text is None or self._is_original(text):  # e.g. a lone initial that drew its own letter
+        if text is None or self._collides(label, text):  # e.g. a lone initial that drew its own letter
             return tag, "typed_tag"
         return text, "surrogate"
 
@@ -899,7 +1037,7 @@ class SurrogateEngine:
             candidate = draw(random.Random(int.from_bytes(digest, "big")), counter)
             if candidate is None:
                 return None
-            if self._is_original(candidate) or used.get(candidate.casefold(), norm) != norm:
+            if self._collides(label, candidate) or used.get(candidate.casefold(), norm) != norm:
                 continue
             used[candidate.casefold()] = norm
             return candidate
@@ -964,7 +1102,9 @@ class SurrogateEngine:
             self._seed_faker(scope_key, "PERSON:identity", identity.key, str(counter))
             first, last = self._given_name(identity.gender), self._faker.last_name()
             f, l_ = first.casefold(), last.casefold()
-            if f == l_ or {f, l_} & self._original_tokens or fulls.get(f"{f} {l_}", me) != me:
+            if f == l_ or {f, l_} & self._original_tokens or _words(f"{f} {l_}") & self._original_words:
+                continue
+            if fulls.get(f"{f} {l_}", me) != me:
                 continue
             if counter < STRICT_NAME_DRAWS and (firsts.get(f, me) != me or lasts.get(l_, me) != me):
                 continue
@@ -979,7 +1119,7 @@ class SurrogateEngine:
         for counter in range(MAX_DRAWS):
             self._seed_faker(scope_key, "PERSON:middle", identity.key, token.casefold(), str(counter))
             name = self._given_name(identity.gender)
-            if name.casefold() not in self._original_tokens:
+            if name.casefold() not in self._original_tokens and not _words(name) & self._original_words:
                 return name
         raise SurrogateError(f"no fresh PERSON surrogate after {MAX_DRAWS} draws")
 

@@ -54,7 +54,8 @@ CREATE TABLE IF NOT EXISTS training_view (
 CREATE TABLE IF NOT EXISTS redacted_view (
     batch_id VARCHAR, doc_id VARCHAR, scope_id VARCHAR, kind VARCHAR, text VARCHAR);
 CREATE TABLE IF NOT EXISTS surrogate_view (
-    batch_id VARCHAR, doc_id VARCHAR, scope_id VARCHAR, kind VARCHAR, text VARCHAR, n_replacements BIGINT);
+    batch_id VARCHAR, doc_id VARCHAR, scope_id VARCHAR, kind VARCHAR, text VARCHAR, n_replacements BIGINT,
+    replaced_ranges VARCHAR);
 CREATE TABLE IF NOT EXISTS audit_findings (
     audit_id VARCHAR, batch_id VARCHAR, check_name VARCHAR, doc_id VARCHAR, label VARCHAR,
     value_sha256 VARCHAR, kind VARCHAR, count BIGINT);

@@ -22,8 +22,8 @@ os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from curation.detectors import DetectorConfig, DetectorSuite, _resolve_spacy_package  # noqa: E402
-from curation.spans import CREDENTIAL_LABELS, Span, merge  # noqa: E402
+from curation.detectors import DetectorConfig, DetectorSuite, _resolve_spacy_package
+from curation.spans import CREDENTIAL_LABELS, Span, merge
 
 DEFAULT_PII = Path("/work/shared/data/presidio_synth/labeled.jsonl")
 DEFAULT_SECRETS = Path(__file__).resolve().parents[1] / "curation" / "data" / "code_secrets.jsonl"
@@ -115,8 +115,10 @@ def presidio_defaults(model: str) -> Predictor:
 
     def predict(texts: list[str]) -> list[list[Span]]:
         results = batch.analyze_iterator(texts, language="en", batch_size=32)
-        return [[Span(r.start, r.end, r.entity_type, r.score, "presidio") for r in rs if r.end > r.start]
-                for rs in results]
+        return [
+            [Span(r.start, r.end, r.entity_type, r.score, "presidio") for r in rs if r.end > r.start]
+            for rs in results
+        ]
 
     return predict
 
@@ -151,7 +153,9 @@ def detect_secrets_predictor() -> Predictor:
                     continue
                 pos = line.find(value)
                 if pos >= 0:
-                    out.append(Span(offset + pos, offset + pos + len(value), "SECRET", 1.0, f"ds:{secret.type}"))
+                    out.append(
+                        Span(offset + pos, offset + pos + len(value), "SECRET", 1.0, f"ds:{secret.type}")
+                    )
             offset += len(line)
         return out
 
@@ -175,16 +179,16 @@ def union(*predictors: Predictor) -> Predictor:
 
 def table(name: str, results: dict[str, dict], timings: dict[str, float], n: int) -> str:
     systems = list(results)
-    lines = [f"== {name} ({n} records)", f"{'metric':34s}" + "".join(f"{s:>22s}" for s in systems)]
+    lines = [f"== {name} ({n} records)", f"{'metric':34s}" + "".join(f"{s:>24s}" for s in systems)]
     for key in ("precision", "recall", "f1"):
-        lines.append(f"{'pooled ' + key:34s}" + "".join(f"{results[s][key]:22.3f}" for s in systems))
-    lines.append(f"{'sec / 1000 records':34s}" + "".join(f"{1000 * timings[s] / n:22.2f}" for s in systems))
+        lines.append(f"{'pooled ' + key:34s}" + "".join(f"{results[s][key]:24.3f}" for s in systems))
+    lines.append(f"{'sec / 1000 records':34s}" + "".join(f"{1000 * timings[s] / n:24.2f}" for s in systems))
     gold_labels = sorted({k for s in systems for k in results[s]["recall_by_gold_label"]})
     lines.append("-- recall by gold label (gold chars)")
     for lab in gold_labels:
         chars = results[systems[0]]["gold_chars_by_label"].get(lab, 0)
         row = f"  {lab + f' ({chars})':32s}"
-        row += "".join(f"{results[s]['recall_by_gold_label'].get(lab, 0.0):22.3f}" for s in systems)
+        row += "".join(f"{results[s]['recall_by_gold_label'].get(lab, 0.0):24.3f}" for s in systems)
         lines.append(row)
     lines.append("-- precision by predicted label (predicted chars)")
     for s in systems:
@@ -203,12 +207,18 @@ def show_errors(records: list[dict], preds: list[list[Span]], limit: int) -> Non
         for s in rec["spans"]:
             cov = sum(i in pc for i in range(s["start"], s["end"])) / max(1, s["end"] - s["start"])
             if cov < 0.5:
-                print(f"FN {s['label']:16s} {text[s['start']:s['end']]!r}  <<{text[max(0, s['start'] - 40):s['end'] + 20]!r}")
+                print(
+                    f"FN {s['label']:16s} {text[s['start'] : s['end']]!r}  "
+                    f"<<{text[max(0, s['start'] - 40) : s['end'] + 20]!r}"
+                )
                 shown += 1
         for p in ps:
             cov = sum(i in gc for i in range(p.start, p.end)) / max(1, p.length)
             if cov < 0.5:
-                print(f"FP {p.label:16s} {p.source:28s} {text[p.start:p.end]!r}  <<{text[max(0, p.start - 40):p.end + 20]!r}")
+                print(
+                    f"FP {p.label:16s} {p.source:28s} {text[p.start : p.end]!r}  "
+                    f"<<{text[max(0, p.start - 40) : p.end + 20]!r}"
+                )
                 shown += 1
         if shown >= limit:
             break
@@ -278,7 +288,9 @@ def eval_secrets(args: argparse.Namespace, suite: DetectorSuite) -> dict:
     records = load(args.secrets, args.limit)
     texts = [r["text"] for r in records]
     kinds = [r.get("kind", "code") for r in records]
-    cred_records = [{**r, "spans": [s for s in r["spans"] if s["label"] in CREDENTIAL_LABELS]} for r in records]
+    cred_records = [
+        {**r, "spans": [s for s in r["spans"] if s["label"] in CREDENTIAL_LABELS]} for r in records
+    ]
     cred_only = DetectorSuite(DetectorConfig(use_presidio=False))
     systems: dict[str, Predictor] = {
         "builtin_patterns": lambda ts: [_only_credentials(s) for s in cred_only.detect(ts, kinds)],

@@ -5,6 +5,7 @@ All values below are fabricated test fixtures (invalid or reserved where a check
 
 from __future__ import annotations
 
+import itertools
 import os
 
 import pytest
@@ -12,14 +13,14 @@ import pytest
 os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from curation.detectors import (  # noqa: E402
+from curation.detectors import (
     DetectorConfig,
     DetectorError,
     DetectorSuite,
     iban_ok,
     luhn_ok,
 )
-from curation.spans import (  # noqa: E402
+from curation.spans import (
     ACCOUNT_ID,
     API_KEY,
     CONNECTION_STRING,
@@ -84,23 +85,34 @@ CASES = [
     ("config", "db:\n  password: {v}\n", "Tr0ub4dor&3", PASSWORD),
     ("code", "export PGPASSWORD='{v}'\n", "quartz-meadow79", PASSWORD),
     ("code", "define( 'DB_PASSWORD', '{v}' );\n", "s3cr3t.Pa55", PASSWORD),
-    ("code", "DATABASE_URL={v}\n", "postgresql://app_rw:Harbor8411-@db-1.internal.test:5432/app", CONNECTION_STRING),
+    (
+        "code",
+        "DATABASE_URL={v}\n",
+        "postgresql://app_rw:Harbor8411-@db-1.internal.test:5432/app",
+        CONNECTION_STRING,
+    ),
     (
         "config",
-        'conn = "{v}"\n',
-        "Server=sql01.test;Database=app;User Id=app_rw;Password=Harb0r!8411;",
+        'conn = "{v};"\n',
+        "Server=sql01.test;Database=app;User Id=app_rw;Password=Harb0r!8411",
         CONNECTION_STRING,
     ),
     (
         "code",
         "{v}\n",
-        "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo\n4lgOEePzNm0tRgeLezV6ffAt0gunVTLw\n"
+        "-----BEGIN RSA PRIVATE "
+        "KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo\n4lgOEePzNm0tRgeLezV6ffAt0gunVTLw\n"
         "-----END RSA PRIVATE KEY-----",
         PRIVATE_KEY,
     ),
     ("log", "opened /home/{v}/.ssh/config\n", "jdoe42", USERNAME),
     ("code", "# TODO({v}): rotate\n", "mkowalski", USERNAME),
-    ("text", "Please ship it to {v} by Friday.", "1600 Pennsylvania Avenue NW, Washington, DC 20500", STREET_ADDRESS),
+    (
+        "text",
+        "Please ship it to {v} by Friday.",
+        "1600 Pennsylvania Avenue NW, Washington, DC 20500",
+        STREET_ADDRESS,
+    ),
     ("text", "Office: {v}\nThanks", "221B Baker Street\nLondon NW1 6XE", STREET_ADDRESS),
     ("text", "Neue Adresse: {v}.", "Hauptstraße 5, 10115 Berlin", STREET_ADDRESS),
     ("text", "Card on file {v} thanks", "4111 1111 1111 1111", CREDIT_CARD),
@@ -117,7 +129,9 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("kind", "template", "value", "label"), CASES, ids=[c[3] + ":" + c[1][:18] for c in CASES])
+@pytest.mark.parametrize(
+    ("kind", "template", "value", "label"), CASES, ids=[c[3] + ":" + c[1][:18] for c in CASES]
+)
 def test_rule_finds_planted_value_with_exact_offsets(
     rules_only: DetectorSuite, kind: str, template: str, value: str, label: str
 ) -> None:
@@ -170,7 +184,7 @@ def test_presidio_finds_names_and_places(suite: DetectorSuite) -> None:
 def test_spans_do_not_overlap(suite: DetectorSuite) -> None:
     text = "Mr. John Smith, 42 Elm Street, Springfield, IL 62704, john.smith@example.com, 555-867-5309."
     spans = suite.detect([text])[0]
-    assert all(a.end <= b.start for a, b in zip(spans, spans[1:], strict=False))
+    assert all(a.end <= b.start for a, b in itertools.pairwise(spans))
 
 
 def test_allow_list_suppresses(suite: DetectorSuite) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import calendar
 import datetime as dt
 import ipaddress
 import re
@@ -10,6 +11,7 @@ import stat
 from pathlib import Path
 
 import pytest
+from faker import Faker
 from faker.providers.person.en_US import Provider as Names
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -32,6 +34,7 @@ from curation.vault import (
     hmac_value,
     key_fingerprint,
     load_key,
+    normalize_value,
 )
 
 KEY = bytes(range(32))
@@ -252,7 +255,7 @@ def test_name_forms_kept() -> None:
 
 
 def test_distinct_people_get_distinct_surrogates() -> None:
-    people = [f"{f} {l}" for f in ("Ann", "Bob", "Cara", "Dev") for l in ("Lee", "Ortiz", "Quinn")]
+    people = [f"{f} {last}" for f in ("Ann", "Bob", "Cara", "Dev") for last in ("Lee", "Ortiz", "Quinn")]
     eng = engine()
     eng.prepare("s", [(S.PERSON, p) for p in people])
     outs = [eng.surrogate("s", S.PERSON, p) for p in people]
@@ -299,8 +302,176 @@ def test_collision_with_an_original_forces_a_deterministic_redraw() -> None:
     assert redraws[0] == redraws[1]
 
 
+WORD_LABELS = (S.PERSON, S.LOCATION, S.ORGANIZATION, S.USERNAME)
+
+
+def words(text: str) -> set[str]:
+    return {w.casefold() for w in re.findall(r"[^\W\d_]+", text) if len(w) >= 3}
+
+
+def faker_originals(seed: int, n: int = 300) -> list[tuple[str, str]]:
+    """(label, value) originals drawn from the same Faker locale the engine draws from."""
+    fake = Faker("en_US")
+    fake.seed_instance(seed)
+    out = [(S.PERSON, fake.first_name()) for _ in range(n)]
+    out += [(S.LOCATION, fake.city()) for _ in range(n)]
+    out += [(S.ORGANIZATION, fake.company()) for _ in range(n)]
+    out += [(S.USERNAME, fake.user_name()) for _ in range(n // 3)]
+    return out
+
+
+def test_first_name_registered_elsewhere_never_appears_as_a_word_of_a_person_surrogate() -> None:
+    originals = faker_originals(7)
+    firsts = [v for label, v in originals if label == S.PERSON]
+    lasts = (("Smith", "Johnson", "Brown") * 14)[:40]
+    people = [f"{first} {last}" for first, last in zip(firsts[:40], lasts, strict=True)]
+    eng = engine()
+    eng.register_originals([v for _, v in originals] + people)
+    banned = set().union(*(words(v) for _, v in originals), *(words(p) for p in people))
+    assert "john" in banned or "smith" in banned
+    for i, person in enumerate(people):
+        scope = f"s{i % 5}"
+        eng.prepare(scope, [(S.PERSON, person), (S.PERSON, person.split()[0])])
+        full, first = eng.surrogate(scope, S.PERSON, person), eng.surrogate(scope, S.PERSON, person.split()[0])
+        assert not words(full) & banned and not words(first) & banned
+        assert full.split()[0] == first  # the identity still agrees after redraws
+
+
+def test_john_smith_not_drawn_when_john_is_an_original() -> None:
+    plain = engine()
+    drawn = {plain.surrogate(f"s{i}", S.PERSON, "Dana Whitfield") for i in range(40)}
+    taken = set().union(*(words(d) for d in drawn))
+    eng = engine()
+    eng.register_originals([w.title() for w in taken] + ["Dana Whitfield"])
+    for i in range(40):
+        out = eng.surrogate(f"s{i}", S.PERSON, "Dana Whitfield")
+        assert not words(out) & (taken | {"dana", "whitfield"})
+
+
+@pytest.mark.parametrize("label", [S.LOCATION, S.ORGANIZATION])
+def test_location_and_organization_surrogates_never_equal_or_share_words_with_originals(label: str) -> None:
+    originals = [v for lb, v in faker_originals(11) if lb == label]
+    eng = engine()
+    eng.register_originals(originals)
+    banned = set().union(*(words(v) for v in originals))
+    folded = {normalize_value(label, v) for v in originals}
+    outs = [eng.surrogate(f"s{i % 7}", label, v) for i, v in enumerate(originals)]
+    assert not [o for o in outs if normalize_value(label, o) in folded]
+    real = [o for o in outs if o != f"[{label}]"]
+    assert len(real) > 0.9 * len(outs)
+    assert not [o for o in real if words(o) & banned]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_no_surrogate_hmac_equals_an_original_hmac_with_faker_originals(seed: int) -> None:
+    """Originals from the same Faker locale, so the engine's first draws collide often."""
+    registered = faker_originals(seed)
+    fake = Faker("en_US")
+    fake.seed_instance(seed + 1000)
+    docs = []
+    for i in range(60):
+        first, last = registered[i][1], fake.last_name()
+        city, company, user = registered[300 + i][1], registered[600 + i][1], registered[900 + i % 100][1]
+        items = [
+            (S.PERSON, f"{first} {last}"),
+            (S.PERSON, first),
+            (S.PERSON, f"Dr. {last}"),
+            (S.EMAIL_ADDRESS, f"{first}.{last}@corp.com".lower()),
+            (S.LOCATION, city),
+            (S.ORGANIZATION, company),
+            (S.USERNAME, f"@{user}"),
+        ]
+        text = "; ".join(value for _, value in items)
+        spans, cursor = [], 0
+        for label, value in items:
+            start = text.index(value, cursor)
+            spans.append(S.Span(start, start + len(value), label))
+            cursor = start + len(value)
+        docs.append((text, spans, Scope(f"d{i}", f"c{i % 20}")))
+    originals = registered + [
+        (span.label, text[span.start : span.end]) for text, spans, _ in docs for span in spans
+    ]
+    eng = engine()
+    eng.register_originals(v for _, v in originals)
+    banned = set().union(*(words(v) for label, v in originals if label in WORD_LABELS))
+    for text, spans, scope in docs:
+        result = eng.apply(text, spans, scope)
+        for rep in result.replacements:
+            out = result.text[rep.new_start : rep.new_end]
+            if rep.label in WORD_LABELS and rep.style == "surrogate":
+                assert not words(out) & banned, rep.label
+    original_hmacs = {hmac_value(KEY, v, label) for label, v in originals}
+    records = list(eng.records())
+    assert len(records) > 300
+    assert not [r.entity_type for r in records if hmac_value(KEY, r.surrogate, r.entity_type) in original_hmacs]
+    plain = {" ".join(v.casefold().split()) for _, v in originals}
+    assert not [r.entity_type for r in records if " ".join(r.surrogate.casefold().split()) in plain]
+
+
+def test_surrogates_are_deterministic_given_the_registered_originals() -> None:
+    originals = [v for _, v in faker_originals(5, n=100)]
+    values = [(S.PERSON, "Dana Whitfield"), (S.LOCATION, originals[100]), (S.ORGANIZATION, originals[200])]
+    runs = []
+    for _ in range(2):
+        eng = engine()
+        eng.register_originals(originals)
+        runs.append([eng.surrogate("s", label, v) for label, v in values])
+    assert runs[0] == runs[1]
+
+
 # ---------------------------------------------------------------------------------------------
 # Dates
+
+
+def test_bare_year_always_changes_by_whole_years() -> None:
+    eng = engine()
+    for i in range(60):
+        offset = eng.date_offset_days(f"s{i}")
+        out = eng.surrogate(f"s{i}", S.DATE_TIME, "2023")
+        assert out == str(2023 + (1 if offset > 0 else -1)), offset
+    assert shift_dates("in 2023", 400) == "in 2024"
+    assert shift_dates("2023", -800) == "2021"
+    assert shift_dates("2023", 1) == "2024"
+    assert shift_dates("2023", 0) == "2023"
+
+
+def test_month_year_always_changes_by_whole_months() -> None:
+    eng = engine()
+    for i in range(60):
+        offset = eng.date_offset_days(f"s{i}")
+        out = eng.surrogate(f"s{i}", S.DATE_TIME, "June 2023")
+        months = (1 if offset > 0 else -1) * max(1, round(abs(offset) / (365.25 / 12)))
+        index = 2023 * 12 + 5 + months
+        assert out == f"{calendar.month_name[index % 12 + 1]} {index // 12}", offset
+    assert shift_dates("June 2023", 5) == "July 2023"
+    assert shift_dates("June 2023", -5) == "May 2023"
+    assert shift_dates("Jan 2023", -40) == "Dec 2022"
+    assert shift_dates("JUNE 2023", 100) == "SEPTEMBER 2023"
+
+
+def test_day_date_without_year_never_reads_the_same() -> None:
+    assert shift_dates("May 3", 365) != "May 3"
+
+
+def test_date_offset_redrawn_before_first_use_to_avoid_original_dates() -> None:
+    eng = engine()
+    offset = eng.date_offset_days("s")
+    clash = str(2023 + (1 if offset > 0 else -1))
+    eng.register_originals(["2023", clash])
+    eng.prepare("s", [(S.DATE_TIME, "2023")])
+    assert eng.surrogate("s", S.DATE_TIME, "2023") not in ("2023", clash)
+    assert (eng.date_offset_days("s") > 0) != (offset > 0)
+
+
+def test_date_collision_kept_once_the_offset_is_fixed_intervals_win() -> None:
+    eng = engine()
+    offset = eng.date_offset_days("s")
+    step = 1 if offset > 0 else -1
+    first = eng.surrogate("s", S.DATE_TIME, "2010")  # fixes the scope's offset
+    eng.register_originals(["2023", str(2023 + step)])
+    assert first == str(2010 + step) and eng.date_offset_days("s") == offset
+    assert eng.surrogate("s", S.DATE_TIME, "2023") == str(2023 + step)
+
 
 
 @settings(max_examples=60, deadline=None)

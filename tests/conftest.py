@@ -1,0 +1,78 @@
+"""Shared fixtures: a tiny corpus and validation set cut from the bundled data, and one real
+end-to-end run of the Dagster job on them (real model, real DuckDB, real Presidio)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
+
+DATA = Path(__file__).resolve().parent.parent / "curation" / "data"
+
+
+def _take(path: Path, n_by_kind: dict[str, int]) -> list[dict]:
+    """The first records of each kind, keeping whole conversations together."""
+    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    taken, scopes = [], {}
+    for record in records:
+        kind = record.get("kind", "text")
+        scope = record.get("scope_id") or record["id"]
+        if scope in scopes or len({s for s, k in scopes.items() if k == kind}) < n_by_kind.get(kind, 0):
+            scopes[scope] = kind
+            taken.append(record)
+    return taken
+
+
+@pytest.fixture(scope="session")
+def tiny_project(tmp_path_factory) -> Path:
+    """A project folder with a small corpus, a small validation set and a config pointing at them."""
+    root = tmp_path_factory.mktemp("project")
+    corpus = _take(DATA / "sample_corpus.jsonl", {"chat": 3, "text": 3, "code": 3})
+    validation = _take(DATA / "validation.jsonl", {"chat": 14, "text": 10, "code": 10})
+    for name, records in (("corpus.jsonl", corpus), ("validation.jsonl", validation)):
+        (root / name).write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    (root / "curation.yaml").write_text(
+        "input: corpus.jsonl\nvalidation: validation.jsonl\nbatch_id: tiny\n"
+        "calibration:\n  min_kind_docs: 8\n"
+        "gates:\n  audit_sample: 50\n  residual_budget: 0.25\n  coverage_goal: 0.7\n",
+        encoding="utf-8",
+    )
+    return root
+
+
+def run_job(config_path: Path, **overrides):
+    import dagster as dg
+
+    from definitions import defs
+    from resources import CurationSettings, build_resources
+
+    settings = CurationSettings(config_path=str(config_path), **overrides)
+    job = defs.get_job_def("curation_job")
+    return job.execute_in_process(
+        instance=dg.DagsterInstance.ephemeral(), resources=build_resources(settings), raise_on_error=False
+    )
+
+
+@pytest.fixture(scope="session")
+def e2e(tiny_project):
+    """One full run of the job; returns (result, loaded config)."""
+    from curation.config import load_config
+
+    config_path = tiny_project / "curation.yaml"
+    result = run_job(config_path)
+    return result, load_config(config_path)
+
+
+@pytest.fixture()
+def scored_copy(e2e, tmp_path) -> Path:
+    """A copy of the e2e project whose warehouse already holds the token scores (no re-scoring)."""
+    _, config = e2e
+    root = tmp_path / "copy"
+    shutil.copytree(config.base_dir, root, ignore=shutil.ignore_patterns("releases"))
+    return root

@@ -1,0 +1,122 @@
+"""The whole asset graph on a tiny corpus with the real model, and the gates that guard release."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import duckdb
+
+from curation.release import verify_release
+from tests.conftest import run_job
+
+
+def _materialized(result) -> set[str]:
+    return {
+        e.event_specific_data.materialization.asset_key.to_user_string()
+        for e in result.all_events
+        if e.event_type_value == "ASSET_MATERIALIZATION"
+    }
+
+
+def _checks(result) -> dict[str, bool]:
+    return {
+        e.event_specific_data.asset_check_key.name: e.event_specific_data.passed
+        for e in result.all_events
+        if e.event_type_value == "ASSET_CHECK_EVALUATION"
+    }
+
+
+def _release_dir(config) -> Path:
+    releases = [p for p in config.releases_path.iterdir() if not p.name.startswith(".")]
+    assert len(releases) == 1, releases
+    return releases[0]
+
+
+def test_every_stage_materializes_and_all_gates_pass(e2e):
+    result, _ = e2e
+    assert "release" in _materialized(result)
+    checks = _checks(result)
+    assert len(checks) == 8
+    assert all(checks.values()), checks
+
+
+def test_release_has_card_manifest_and_verifiable_shards(e2e):
+    _, config = e2e
+    release = _release_dir(config)
+    assert verify_release(release) == []
+    card = (release / "README.md").read_text()
+    assert card.startswith("---\n") and "```yaml" in card
+    manifest = json.loads((release / "manifest.json").read_text())
+    assert all(g["passed"] for g in manifest["gates"].values())
+    rows = duckdb.sql(f"SELECT count(*) FROM read_parquet('{release}/data/surrogate/*.parquet')").fetchone()[0]
+    documents = duckdb.connect(str(config.warehouse_path), read_only=True).sql(
+        "SELECT count(*) FROM documents WHERE batch_id = 'tiny'"
+    ).fetchone()[0]
+    assert rows == documents > 0
+
+
+def test_no_planted_value_in_release(e2e):
+    _, config = e2e
+    release = _release_dir(config)
+    con = duckdb.connect(str(config.warehouse_path), read_only=True)
+    planted = [
+        v for (v,) in con.sql(
+            'SELECT substr(d.text, g."start" + 1, g."end" - g."start") FROM gold_spans g JOIN documents d '
+            "USING (doc_id) WHERE g.dataset = 'corpus' AND g.label IN "
+            "('API_KEY','PASSWORD','SECRET','PRIVATE_KEY','CONNECTION_STRING','EMAIL_ADDRESS','US_SSN','CREDIT_CARD')"
+        ).fetchall()
+    ]
+    assert planted, "the tiny corpus must hold planted secrets for this test to mean anything"
+    released = "\n".join(p.read_bytes().decode("latin-1") for p in release.rglob("*") if p.is_file())
+    leaked = [v for v in planted if len(v) >= 6 and v in released]
+    assert leaked == []
+    vault_bytes = config.vault_path.read_bytes()
+    assert not any(p.suffix == ".duckdb" for p in release.rglob("*"))
+    assert vault_bytes[:64] not in released.encode("latin-1")
+
+
+def test_surrogates_consistent_within_a_conversation(e2e):
+    _, config = e2e
+    con = duckdb.connect(str(config.warehouse_path), read_only=True)
+    rows = con.sql(
+        "SELECT d.scope_id, substr(d.text, m.\"start\" + 1, m.\"end\" - m.\"start\") AS value, m.label, s.text "
+        "FROM mask_spans m JOIN documents d USING (doc_id) JOIN surrogate_view s USING (doc_id) "
+        "WHERE d.kind = 'chat' AND m.label IN ('EMAIL_ADDRESS', 'PHONE_NUMBER')"
+    ).fetchall()
+    by_value: dict[tuple[str, str], list[str]] = {}
+    for scope, value, _label, _ in rows:
+        by_value.setdefault((scope, value), []).append(value)
+    repeated = [k for k, v in by_value.items() if len(v) > 1]
+    assert repeated, "expected a value repeated within a conversation"
+    from curation.convention import load_convention
+    from curation.surrogates import Scope, SurrogateEngine
+    from curation.vault import load_key
+
+    key = load_key(key_file=config.path(".curation/dev-hmac.key"))
+    engine = SurrogateEngine(key.key, load_convention(None), key.key_id)
+    for scope, value in repeated:
+        a = engine.surrogate(Scope("d1", scope), "EMAIL_ADDRESS" if "@" in value else "PHONE_NUMBER", value)
+        b = engine.surrogate(Scope("d2", scope), "EMAIL_ADDRESS" if "@" in value else "PHONE_NUMBER", value)
+        assert a == b and a != value
+
+
+def test_rerun_reuses_cached_scores(e2e, scored_copy):
+    result = run_job(scored_copy / "curation.yaml", base_dir=str(scored_copy))
+    scoring = [
+        e.event_specific_data.materialization.metadata
+        for e in result.all_events
+        if e.event_type_value == "ASSET_MATERIALIZATION"
+        and e.event_specific_data.materialization.asset_key.to_user_string() == "reference_scores"
+    ][0]
+    assert scoring["model_calls"].value == 0
+    assert scoring["texts_cached"].value == scoring["texts"].value > 0
+
+
+def test_failing_gate_blocks_release(scored_copy):
+    config_file = scored_copy / "curation.yaml"
+    config_file.write_text(config_file.read_text() + "  masked_fraction_max: 0.001\n  masked_fraction_min: 0.0\n")
+    result = run_job(config_file, base_dir=str(scored_copy))
+    assert _checks(result)["masked_fraction_budget"] is False
+    assert "release" not in _materialized(result)
+    assert not (scored_copy / "releases").exists() or not any((scored_copy / "releases").iterdir())

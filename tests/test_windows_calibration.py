@@ -1,0 +1,100 @@
+"""Windows, consensus, selection rules and metrics, checked against hand-computed values."""
+
+import math
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from curation.calibration import Metrics, auroc, char_metrics, choose_point, sweep
+from curation.scoring import TokenScores, plan_chunks
+from curation.windows import (
+    Windows,
+    WindowSpec,
+    build_windows,
+    char_scores,
+    consensus_token_scores,
+    fixed_ranges,
+    local_rank_token_scores,
+)
+
+
+def _scores(nll, widths=None):
+    widths = widths or [1] * len(nll)
+    ends = np.cumsum(widths)
+    return TokenScores(ends - np.array(widths), ends, np.array(nll, dtype=np.float32))
+
+
+@given(st.integers(0, 80), st.integers(1, 12), st.integers(1, 6))
+def test_fixed_windows_cover_every_token(n, size, stride):
+    stride = min(stride, size)  # a stride past the size leaves gaps by design (no selection there)
+    starts, ends = fixed_ranges(n, size, stride)
+    covered = np.zeros(n, bool)
+    for a, b in zip(starts, ends, strict=True):
+        assert 0 <= a < b <= n and b - a == min(size, n)
+        covered[a:b] = True
+    assert covered.all()
+
+
+@given(st.integers(0, 3000), st.integers(8, 64))
+def test_plan_chunks_tile_tokens_once_with_context(n, min_context):
+    width = min_context * 3
+    chunks = plan_chunks(n, width, min_context)
+    emitted = [t for _, first, hi in chunks for t in range(first, hi)]
+    assert emitted == list(range(n))
+    for lo, first, hi in chunks:
+        assert hi - lo <= width and first - lo == min(first, min_context)
+
+
+def test_window_scores_mean_and_per_char():
+    scores = _scores([1.0, 3.0, 5.0, float("nan")], widths=[1, 1, 2, 1])
+    mean = build_windows(scores, WindowSpec("fixed", 2, 1, "mean_nll"))
+    assert np.allclose(mean.score, [2.0, 4.0, 5.0])  # the NaN token does not count
+    per_char = build_windows(scores, WindowSpec("fixed", 2, 1, "nll_per_char"))
+    assert np.allclose(per_char.score, [2.0, 8 / 3, 5 / 2])
+
+
+def test_all_nan_window_is_invalid_and_never_selected():
+    scores = _scores([float("nan")] * 3)
+    windows = build_windows(scores, WindowSpec("fixed", 2, 1))
+    assert not windows.valid.any()
+    assert np.all(consensus_token_scores(windows, 3, 1) == -np.inf)
+
+
+def test_consensus_k_is_kth_largest_covering_score():
+    windows = Windows(np.array([0, 1, 2]), np.array([2, 3, 4]), np.array([5.0, 1.0, 3.0]))
+    assert list(consensus_token_scores(windows, 4, 1)) == [5.0, 5.0, 3.0, 3.0]
+    k2 = consensus_token_scores(windows, 4, 2)
+    assert k2[0] == -np.inf and k2[1] == 1.0 and k2[2] == 1.0 and k2[3] == -np.inf
+
+
+def test_local_rank_ties_count_against_selection():
+    # log-probs: -2, -1, -1 ; window 1 and 2 tie: each has rank 2 (itself counted against by the tie)
+    windows = Windows(np.array([0, 1, 2]), np.array([1, 2, 3]), np.array([2.0, 1.0, 1.0]))
+    scores = local_rank_token_scores(windows, 3, neighbours=32)
+    assert list(scores) == [0.0, -2.0, -2.0]
+
+
+def test_char_scores_fill_gaps_with_lower_neighbour():
+    chars = char_scores(np.array([2.0, 5.0]), np.array([0, 3]), np.array([2, 5]), 6)
+    assert list(chars) == [2.0, 2.0, 2.0, 5.0, 5.0, -np.inf]
+
+
+def test_auroc_ties_count_one_half():
+    assert auroc(np.array([1.0, 1.0]), np.array([True, False])) == 0.5
+    assert auroc(np.array([3.0, 2.0, 2.0, 1.0]), np.array([True, True, False, False])) == 0.875
+    assert math.isnan(auroc(np.array([1.0]), np.array([True])))
+
+
+def test_metrics_and_operating_points_by_hand():
+    m = char_metrics(np.array([1, 1, 0, 0, 1], bool), np.array([1, 0, 1, 0, 1], bool))
+    assert (m.tpr, m.fpr, m.precision) == (2 / 3, 0.5, 2 / 3)
+    assert m == Metrics.from_counts(2, 1, 3, 2)
+    s = sweep(np.array([0.9, 0.8, 0.7, 0.1]), np.array([True, False, True, False]))
+    assert list(s.thresholds) == [0.9, 0.8, 0.7, 0.1]
+    best_f1 = choose_point(s, "max_f1", collateral_budget=1.0)
+    assert best_f1.threshold == 0.7  # tp=2, fp=1: F1 0.8
+    strict = choose_point(s, "max_f1", collateral_budget=0.0)
+    assert strict.threshold == 0.9
+    cover = choose_point(s, "min_fpr_at_tpr", coverage_target=1.0)
+    assert cover.threshold == 0.7 and cover.metrics.fpr == 0.5
