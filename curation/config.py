@@ -35,6 +35,9 @@ class MaskingConfig:
     # batch: a value masked anywhere is masked everywhere in the delivery (what the leak gate checks)
     propagation_scope: str = "batch"  # document | scope | batch
     min_propagation_chars: int = 4
+    # Labels that arrive with the input are the supplier's own knowledge of private values: mask them
+    # too (like a per-delivery deny list). The card reports the automatic recall on them separately.
+    mask_supplied_labels: bool = True
 
 
 @dataclass(frozen=True)

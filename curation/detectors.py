@@ -1561,7 +1561,7 @@ class DetectorSuite:
         if presidio_log.level == logging.NOTSET:
             presidio_log.setLevel(logging.WARNING)
         model = _resolve_spacy_package(self.config.spacy_model)
-        # The dependency parser is not used by NER or by Presidio's lemma context; excluding it ~halves time.
+        # The dependency parser feeds neither NER nor Presidio's lemma context: ~8% faster, same output.
         nlp = spacy.load(model, exclude=["parser"])
         lang = self.config.language
 

@@ -63,7 +63,9 @@ def propagate_duplicates(
     scope: str = "scope",
     min_chars: int = 4,
 ) -> dict[str, list[Span]]:
-    """Mask every other occurrence of a selected span's exact text within the propagation scope.
+    """Mask every other occurrence of a selected span's text within the propagation scope.
+
+    Occurrences match case-insensitively on word edges, like the residual leak audit.
 
     A secret masked once must not survive verbatim in the next file or chat turn of the same scope.
     Values shorter than ``min_chars`` are not propagated (they would match ordinary words).
@@ -80,16 +82,27 @@ def propagate_duplicates(
             value = texts[doc_id][span.start : span.end].strip()
             if len(value) >= min_chars:
                 values[group_of(doc_id)].setdefault(value, span.label)
+    folded = {g: {v.casefold(): label for v, label in vs.items()} for g, vs in values.items()}
     out: dict[str, list[Span]] = {}
     for doc_id, text in texts.items():
         found = list(spans.get(doc_id, []))
         group = values.get(group_of(doc_id), {})
         if group:
-            pattern = re.compile("|".join(re.escape(v) for v in sorted(group, key=len, reverse=True)))
-            for match in pattern.finditer(text):
-                found.append(Span(match.start(), match.end(), group[match.group()], None, "propagation"))
+            for match in _occurrence_pattern(group).finditer(text):
+                label = group.get(match.group()) or folded[group_of(doc_id)][match.group().casefold()]
+                found.append(Span(match.start(), match.end(), label, None, "propagation"))
         out[doc_id] = merge(found)
     return out
+
+
+def _occurrence_pattern(values: Mapping[str, str]) -> re.Pattern:
+    """Case-insensitive, whole-word occurrences of any value (what the leak audit looks for too)."""
+    parts = []
+    for value in sorted(values, key=len, reverse=True):
+        left = r"(?<!\w)" if value[0].isalnum() else ""
+        right = r"(?!\w)" if value[-1].isalnum() else ""
+        parts.append(left + re.escape(value) + right)
+    return re.compile("|".join(parts), re.IGNORECASE)
 
 
 def redact(text: str, spans: Sequence[Span]) -> str:

@@ -31,7 +31,7 @@ from curation.ingest import ingest
 from curation.labeled import load_labeled, split_records
 from curation.masking import combine, propagate_duplicates, redact, surprise_spans
 from curation.scoring import ReferenceScorer
-from curation.spans import Span
+from curation.spans import Span, char_mask, merge
 from curation.warehouse import (
     Warehouse,
     cached_shas,
@@ -369,6 +369,12 @@ def mask_stage(config: CurationConfig, warehouse: Warehouse, model_key: str) -> 
     scope_of = dict(scope_rows.iter_rows())
     texts = {d.doc_id: d.text for d in docs}
     selected = {d.doc_id: combine(applied.policy, d.detected, surprise_spans(d, applied)) for d in docs}
+    automatic_recall = supplied_label_recall(docs, selected)
+    if config.masking.mask_supplied_labels:
+        selected = {
+            d.doc_id: merge(selected[d.doc_id] + [Span(s.start, s.end, s.label, None, "supplied_label") for s in d.gold])
+            for d in docs
+        }
     masked = propagate_duplicates(
         texts, selected, scope_of, scope=config.masking.propagation_scope,
         min_chars=config.masking.min_propagation_chars,
@@ -385,16 +391,44 @@ def mask_stage(config: CurationConfig, warehouse: Warehouse, model_key: str) -> 
     warehouse.replace("mask_spans", frame, "batch_id = ?", [config.batch_id])
     total = sum(len(t) for t in texts.values())
     masked_chars = int(sum(e - s for _, _, s, e, *_ in rows))
-    return {
+    summary = {
         "calibration_id": calibration_id,
         "policy": applied.policy,
         "documents": len(docs),
         "mask_spans": len(rows),
         "masked_chars": masked_chars,
         "masked_fraction": round(masked_chars / total, 4) if total else None,
+        "automatic_recall_on_supplied_labels": automatic_recall,
+        "supplied_labels_masked": config.masking.mask_supplied_labels,
         "by_source": _count(frame, "source"),
         "by_label": _count(frame, "label"),
     }
+    record_summary(warehouse, config.batch_id, "mask_spans", summary)
+    return summary
+
+
+def record_summary(warehouse: Warehouse, batch_id: str, stage: str, summary: dict) -> None:
+    frame = pl.DataFrame(
+        {"batch_id": [batch_id], "stage": [stage], "summary": [json.dumps(summary, default=str)],
+         "created_at": [datetime.now(UTC).replace(tzinfo=None)]}
+    )
+    warehouse.replace("stage_summaries", frame, "batch_id = ? AND stage = ?", [batch_id, stage])
+
+
+def stage_summary(warehouse: Warehouse, batch_id: str, stage: str) -> dict:
+    frame = warehouse.query("SELECT summary FROM stage_summaries WHERE batch_id = ? AND stage = ?", [batch_id, stage])
+    return json.loads(frame["summary"][0]) if frame.height else {}
+
+
+def supplied_label_recall(docs: Sequence[ScoredDoc], selected: dict[str, list[Span]]) -> float | None:
+    """Share of supplied-label characters that detectors + surprise masked on their own."""
+    total = hit = 0
+    for doc in docs:
+        mask = char_mask(selected[doc.doc_id], len(doc.text))
+        for s in doc.gold:
+            total += s.length
+            hit += sum(mask[s.start : s.end])
+    return round(hit / total, 4) if total else None
 
 
 def _count(frame: pl.DataFrame, column: str) -> dict:
@@ -499,6 +533,7 @@ def card_info(
     validation = summary["validation"]
     heldout = summary["heldout"]
     residual = gates.get("residual_detector_audit")
+    mask_summary = stage_summary(warehouse, batch, "mask_spans")
     leak = gates.get("residual_leak_scan", {})
     limitations = []
     if is_dev_key:
@@ -536,6 +571,8 @@ def card_info(
             "heldout_collateral_rate": (heldout["metrics"] or {}).get("fpr"),
             "heldout_coverage": (heldout["metrics"] or {}).get("tpr"),
             "batch_masked_fraction": round(counts["masked"] / counts["chars"], 4) if counts["chars"] else None,
+            "automatic_recall_on_supplied_labels": mask_summary.get("automatic_recall_on_supplied_labels"),
+            "supplied_labels_masked": mask_summary.get("supplied_labels_masked"),
         },
         residual_audit=residual,
         known_value_findings=leak.get("findings"),

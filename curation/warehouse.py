@@ -169,6 +169,8 @@ def load_token_scores(warehouse: Warehouse, model_key: str, shas: Sequence[str])
 
 
 GATE_SCHEMA = """
+CREATE TABLE IF NOT EXISTS stage_summaries (
+    batch_id VARCHAR, stage VARCHAR, summary VARCHAR, created_at TIMESTAMP);
 CREATE TABLE IF NOT EXISTS gate_results (
     batch_id VARCHAR, content_digest VARCHAR, check_name VARCHAR, passed BOOLEAN, detail VARCHAR,
     run_id VARCHAR, created_at TIMESTAMP);
