@@ -132,7 +132,7 @@ def score_stage(config: CurationConfig, warehouse: Warehouse, scorer: ReferenceS
             progress(f"scored {min(offset + SCORE_BATCH_DOCS, todo.height)}/{todo.height} texts")
     elapsed = time.perf_counter() - started
     tokens = scorer.stats.tokens_scored - tokens_before
-    return {
+    summary = {
         "model_key": model_key,
         **scorer.description,
         "texts": wanted.height,
@@ -143,6 +143,8 @@ def score_stage(config: CurationConfig, warehouse: Warehouse, scorer: ReferenceS
         "tokens_per_s": round(tokens / elapsed, 1) if elapsed > 0 and tokens else None,
         "model_load_s": round(scorer.stats.load_seconds, 2),
     }
+    record_summary(warehouse, config.batch_id, "reference_scores", summary)
+    return summary
 
 
 # -- loading documents with their facts ------------------------------------------------------

