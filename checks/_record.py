@@ -13,7 +13,11 @@ UPSTREAM = "upstream"
 
 
 def to_check_result(
-    context: dg.AssetCheckExecutionContext, warehouse: Warehouse, batch_id: str, result: GateResult, digest: str = UPSTREAM
+    context: dg.AssetCheckExecutionContext,
+    warehouse: Warehouse,
+    batch_id: str,
+    result: GateResult,
+    digest: str = UPSTREAM,
 ) -> dg.AssetCheckResult:
     """Record the gate (keyed by the content it judged) and report counts/rates only."""
     record_gate(warehouse, batch_id, digest, result, context.run.run_id)

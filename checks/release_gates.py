@@ -5,7 +5,7 @@ import dagster as dg
 
 from checks._record import to_check_result
 from curation import gates
-from curation.pipeline import latest_calibration
+from curation.pipeline import current_calibration
 from resources import CurationSettings, Detectors, KeyVault, ReferenceModel
 
 
@@ -15,7 +15,7 @@ def calibration_health(
 ) -> dg.AssetCheckResult:
     """Held-out coverage >= goal and collateral <= budget; surprise AUROC >= minimum."""
     config, warehouse = settings.load(), settings.warehouse()
-    _, _, summary = latest_calibration(warehouse, reference_model.scorer().model_key)
+    _, _, summary = current_calibration(config, warehouse, reference_model.scorer().model_key)
     return to_check_result(context, warehouse, config.batch_id, gates.calibration_health(summary, config))
 
 

@@ -164,9 +164,7 @@ def _scan_doc(text: str, index: _ValueIndex) -> Counter[tuple[str, str, Kind]]:
                 spans = spans or _run_spans(text)
                 start, end = spans[a][0], spans[b][1]
                 for label, raws in labels.items():
-                    exact = any(
-                        r.lead <= start and text[start - r.lead : end + r.trail] == r.value for r in raws
-                    )
+                    exact = any(r.lead <= start and text[start - r.lead : end + r.trail] == r.value for r in raws)
                     hits[(label, cand, "exact" if exact else "normalized")] += 1
             b += 1
             if b == len(folded):
@@ -200,9 +198,7 @@ def find_known_values(
             digest = digests.get(norm) or digests.setdefault(norm, value_digest(norm, key))
             out.append(Finding(doc_id, label, digest, kind, count))
     if out.values_skipped:
-        log.info(
-            "known-value audit skipped %d values shorter than %d characters", out.values_skipped, min_chars
-        )
+        log.info("known-value audit skipped %d values shorter than %d characters", out.values_skipped, min_chars)
     return out
 
 
@@ -333,8 +329,7 @@ def _binom_cdf(k: int, n: int, p: float) -> float:
         return 0.0
     lp, lq = math.log(p), math.log1p(-p)
     logs = [
-        math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) + i * lp + (n - i) * lq
-        for i in range(k + 1)
+        math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) + i * lp + (n - i) * lq for i in range(k + 1)
     ]
     top = max(logs)
     return min(1.0, math.exp(top) * sum(math.exp(x - top) for x in logs))

@@ -195,7 +195,7 @@ def surprise_token_scores(doc: ScoredDoc, params: SurpriseParams, exclude: np.nd
 
 def tokens_inside(doc: ScoredDoc, spans: Sequence[Span]) -> np.ndarray:
     """Tokens whose characters all lie inside ``spans`` (used to exclude detected tokens)."""
-    covered = np.array(char_mask(spans, len(doc.text)) + [False], dtype=bool)
+    covered = np.array([*char_mask(spans, len(doc.text)), False], dtype=bool)
     cum = np.concatenate([[0], np.cumsum(covered[:-1])])
     widths = doc.scores.char_end - doc.scores.char_start
     inside = cum[doc.scores.char_end] - cum[doc.scores.char_start]

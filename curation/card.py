@@ -157,9 +157,7 @@ def size_category(n: int) -> str:
 
 
 def _summary(info: CardInfo) -> str:
-    text = (
-        info.summary.strip() or "Text released after detection, surprise masking and surrogate replacement."
-    )
+    text = info.summary.strip() or "Text released after detection, surprise masking and surrogate replacement."
     release = f"\n\nRelease id: `{info.release_id}`." if info.release_id else ""
     tables = ", ".join(f"`{name}` ({rows:,} rows)" for name, rows in info.tables.items())
     files = f"\n\nTables: {tables}, as Parquet shards under `data/<table>/`." if tables else ""
@@ -240,9 +238,7 @@ def _metrics(info: CardInfo) -> str:
     if not held:
         warnings.append("no held-out metrics were measured, so the validation numbers are unconfirmed")
     for text in warnings:
-        out += (
-            f"\n> **Warning:** {text} (threshold {info.metric_gap_warning:g}); thresholds may not transfer.\n"
-        )
+        out += f"\n> **Warning:** {text} (threshold {info.metric_gap_warning:g}); thresholds may not transfer.\n"
     return out + _plots(info)
 
 

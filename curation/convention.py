@@ -176,9 +176,7 @@ def _parse_rule(where: str, label: str, raw: Any, allow_global: bool) -> Rule:
         raise ConventionError(where, f"{key}.scope", f"invalid value {scope!r}", SCOPES)
     if scope == "global":
         if not allow_global:
-            raise ConventionError(
-                where, f"{key}.scope", "global needs 'allow_global_scope: true' at the top level"
-            )
+            raise ConventionError(where, f"{key}.scope", "global needs 'allow_global_scope: true' at the top level")
         warnings.warn(
             f"{where}: {key} uses global scope: one original maps to one surrogate across the whole "
             "dataset, which links records of different conversations and accounts",
@@ -222,6 +220,4 @@ def _as_str(where: str, key: str, value: Any) -> str:
 def _check_keys(where: str, key: str, data: dict, allowed: tuple[str, ...]) -> None:
     for name in data:
         if name not in allowed:
-            raise ConventionError(
-                where, f"{key}.{name}" if key != "<top level>" else str(name), "unknown key", allowed
-            )
+            raise ConventionError(where, f"{key}.{name}" if key != "<top level>" else str(name), "unknown key", allowed)

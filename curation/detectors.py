@@ -262,9 +262,7 @@ _PLACEHOLDER = re.compile(
         |os\.\w+.*|process\.env.*|env\(.*|getenv.*|settings\.\w+|config\.\w+|self\.\w+
     )$"""
 )
-_CODE_REFERENCE = re.compile(
-    r"^[A-Za-z_$][\w$]*(?:(?:\.|->|::)[A-Za-z_$][A-Za-z_$]*)+(?:\(.*)?$|^[A-Za-z_]\w*\(.*$"
-)
+_CODE_REFERENCE = re.compile(r"^[A-Za-z_$][\w$]*(?:(?:\.|->|::)[A-Za-z_$][A-Za-z_$]*)+(?:\(.*)?$|^[A-Za-z_]\w*\(.*$")
 _IDENTIFIER_NAMED = re.compile(r"(?i)^[a-z_][a-z0-9_]*(?:pass|pwd|secret|token|key|auth|cred)[a-z0-9_]*$")
 
 
@@ -503,9 +501,7 @@ class AssignmentRule(Rule):
         if name_start < 0:
             return False
         line_start = text.rfind("\n", 0, name_start) + 1
-        return bool(_LINE_PREFIX.match(text[line_start:name_start])) and bool(
-            _LINE_SUFFIX.match(text, value_end)
-        )
+        return bool(_LINE_PREFIX.match(text[line_start:name_start])) and bool(_LINE_SUFFIX.match(text, value_end))
 
 
 def _assignment_rules() -> tuple[Rule, ...]:
@@ -517,13 +513,9 @@ def _assignment_rules() -> tuple[Rule, ...]:
         ("secret", _SECRET_NAME, SECRET, 0.8, _token_value_ok),
     ):
         out.append(
-            AssignmentRule(
-                f"{kind}_assignment", label, _assignment(name), score, _TIER_CREDENTIAL, validator, True
-            )
+            AssignmentRule(f"{kind}_assignment", label, _assignment(name), score, _TIER_CREDENTIAL, validator, True)
         )
-        out.append(
-            AssignmentRule(f"{kind}_env", label, _k8s_env(name), score, _TIER_CREDENTIAL, validator, True)
-        )
+        out.append(AssignmentRule(f"{kind}_env", label, _k8s_env(name), score, _TIER_CREDENTIAL, validator, True))
     out.append(
         AssignmentRule(
             "username_assignment",
@@ -562,9 +554,7 @@ class _MultiGroupRule(Rule):
 
     def find(self, text: str) -> Iterator[Span]:
         for m in self.pattern.finditer(text):
-            g = next(
-                (k for k in ("v", "w", "x") if k in self.pattern.groupindex and m.group(k) is not None), None
-            )
+            g = next((k for k in ("v", "w", "x") if k in self.pattern.groupindex and m.group(k) is not None), None)
             if g is None:
                 continue
             start, end = m.span(g)
@@ -639,9 +629,7 @@ CREDENTIAL_RULES: tuple[Rule, ...] = (
         None,
         True,
     ),
-    Rule(
-        "google_api_key", API_KEY, _c(r"\bAIza[0-9A-Za-z_-]{35}(?![\w-])"), 0.95, _TIER_CREDENTIAL, None, True
-    ),
+    Rule("google_api_key", API_KEY, _c(r"\bAIza[0-9A-Za-z_-]{35}(?![\w-])"), 0.95, _TIER_CREDENTIAL, None, True),
     Rule(
         "google_oauth",
         SECRET,
@@ -683,9 +671,7 @@ CREDENTIAL_RULES: tuple[Rule, ...] = (
         None,
         True,
     ),
-    Rule(
-        "digitalocean_token", API_KEY, _c(r"\bdo[pro]_v1_[a-f0-9]{64}\b"), 0.95, _TIER_CREDENTIAL, None, True
-    ),
+    Rule("digitalocean_token", API_KEY, _c(r"\bdo[pro]_v1_[a-f0-9]{64}\b"), 0.95, _TIER_CREDENTIAL, None, True),
     Rule(
         "telegram_bot_token",
         API_KEY,
@@ -1282,11 +1268,7 @@ def _tier(span: Span) -> int:
         elif part.startswith("pattern:"):
             t = _TIER_PATTERN
         elif part.startswith("presidio:") and part.split(":", 1)[1] not in NER_ENTITIES:
-            t = (
-                _TIER_VALIDATED
-                if span.label in (CREDIT_CARD, IBAN_CODE, EMAIL_ADDRESS, US_SSN)
-                else _TIER_PATTERN
-            )
+            t = _TIER_VALIDATED if span.label in (CREDIT_CARD, IBAN_CODE, EMAIL_ADDRESS, US_SSN) else _TIER_PATTERN
         else:
             t = _TIER_NER
         best = max(best, t)
@@ -1310,9 +1292,7 @@ def _trim(text: str, span: Span, *, left: bool = True, right: bool = True) -> Sp
     start, end = span.start, span.end
     while left and start < end and text[start] in _TRIM:
         start += 1
-    while (
-        right and end > start and text[end - 1] in _TRIM and not (text[end - 1] == "." and end - start <= 4)
-    ):
+    while right and end > start and text[end - 1] in _TRIM and not (text[end - 1] == "." and end - start <= 4):
         end -= 1
     piece = text[start:end]
     if sum(c.isalnum() for c in piece) < 2 and not (span.label == DATE_TIME and piece.isdigit()):
@@ -1403,19 +1383,13 @@ def _clean_ner(label: str, text: str, start: int, end: int) -> tuple[int, int] |
     return start, end
 
 
-_CARD_CONTEXT = _c(
-    r"(?i)\b(?:card|cc|visa|master ?card|amex|american express|discover|maestro|pan|payment)\b"
-)
+_CARD_CONTEXT = _c(r"(?i)\b(?:card|cc|visa|master ?card|amex|american express|discover|maestro|pan|payment)\b")
 
 
 def _card_context(text: str, span: Span) -> bool:
     """In code a bare Luhn-valid literal is more often a seed than a card: need grouping or a word."""
     value = text[span.start : span.end]
-    return (
-        " " in value
-        or "-" in value
-        or _CARD_CONTEXT.search(text, max(0, span.start - 60), span.start) is not None
-    )
+    return " " in value or "-" in value or _CARD_CONTEXT.search(text, max(0, span.start - 60), span.start) is not None
 
 
 @contextlib.contextmanager
@@ -1506,9 +1480,7 @@ class CredSweeperDetector:
             for ld in cand.line_data_list:
                 span = self._locate(text, lines, starts, ld)
                 if span is not None:
-                    out.append(
-                        Span(span[0], span[1], label, float(cand.ml_probability or 0.9), "credsweeper")
-                    )
+                    out.append(Span(span[0], span[1], label, float(cand.ml_probability or 0.9), "credsweeper"))
         manager.clear_credentials()
         return out
 
@@ -1578,9 +1550,7 @@ class DetectorSuite:
                 "LAW", "LANGUAGE",
             ],
         )  # fmt: skip
-        engine = _LocalSpacyEngine(
-            models=[{"lang_code": lang, "model_name": model}], ner_model_configuration=ner_conf
-        )
+        engine = _LocalSpacyEngine(models=[{"lang_code": lang, "model_name": model}], ner_model_configuration=ner_conf)
         engine.load()
         registry = RecognizerRegistry(supported_languages=[lang])
         registry.load_predefined_recognizers(nlp_engine=engine, languages=[lang])
@@ -1602,9 +1572,7 @@ class DetectorSuite:
         if kinds is not None and len(kinds) != len(texts):
             raise ValueError(f"kinds has {len(kinds)} entries for {len(texts)} texts")
         kinds_list = list(kinds) if kinds is not None else ["text"] * len(texts)
-        presidio = (
-            self._presidio_spans(texts, kinds_list) if self.config.use_presidio else [[] for _ in texts]
-        )
+        presidio = self._presidio_spans(texts, kinds_list) if self.config.use_presidio else [[] for _ in texts]
         out = []
         for text, kind, pres in zip(texts, kinds_list, presidio, strict=True):
             candidates = list(pres)
@@ -1648,8 +1616,7 @@ class DetectorSuite:
                 candidates = kept
         if self._deny is not None:
             candidates.extend(
-                Span(m.start(), m.end(), self.config.deny_label, 1.0, "deny_list")
-                for m in self._deny.finditer(text)
+                Span(m.start(), m.end(), self.config.deny_label, 1.0, "deny_list") for m in self._deny.finditer(text)
             )
         return resolve(text, candidates)
 

@@ -104,13 +104,13 @@ def residual_leak_scan(warehouse: Warehouse, batch_id: str, key: bytes | None, a
     texts = original_text_only(warehouse, batch_id)
     findings = find_known_values(texts, original_values(warehouse, batch_id), key=key)
     rows = [
-        (audit_id, batch_id, RESIDUAL_LEAK_SCAN, f.doc_id, f.label, f.value_sha256, f.kind, f.count)
-        for f in findings
+        (audit_id, batch_id, RESIDUAL_LEAK_SCAN, f.doc_id, f.label, f.value_sha256, f.kind, f.count) for f in findings
     ]
     warehouse.replace(
         "audit_findings",
         pl.DataFrame(
-            rows, schema=["audit_id", "batch_id", "check_name", "doc_id", "label", "value_sha256", "kind", "count"],
+            rows,
+            schema=["audit_id", "batch_id", "check_name", "doc_id", "label", "value_sha256", "kind", "count"],
             orient="row",
         ),
         "batch_id = ? AND check_name = ?",
@@ -162,7 +162,7 @@ def residual_detector_audit(warehouse: Warehouse, config: CurationConfig, suite)
 def masked_fraction_budget(warehouse: Warehouse, config: CurationConfig) -> GateResult:
     """Masked fraction of the batch within bounds: catches a model that masks everything or nothing."""
     row = warehouse.query(
-        'SELECT (SELECT sum(n_chars) FROM documents WHERE batch_id = $1) AS total, '
+        "SELECT (SELECT sum(n_chars) FROM documents WHERE batch_id = $1) AS total, "
         '(SELECT sum("end" - "start") FROM mask_spans WHERE batch_id = $1) AS masked',
         [config.batch_id],
     ).row(0)
@@ -204,8 +204,13 @@ def calibration_health(summary: dict, config: CurationConfig) -> GateResult:
     return GateResult(
         CALIBRATION_HEALTH,
         not problems,
-        {**checks, "coverage_goal": g.coverage_goal, "collateral_budget": g.collateral_budget,
-         "min_auroc": g.min_auroc, "problems": problems},
+        {
+            **checks,
+            "coverage_goal": g.coverage_goal,
+            "collateral_budget": g.collateral_budget,
+            "min_auroc": g.min_auroc,
+            "problems": problems,
+        },
     )
 
 
@@ -230,9 +235,13 @@ def record_gate(warehouse: Warehouse, batch_id: str, digest: str, result: GateRe
         "gate_results",
         pl.DataFrame(
             {
-                "batch_id": [batch_id], "content_digest": [digest], "check_name": [result.name],
-                "passed": [result.passed], "detail": [json.dumps(result.detail, default=_json_default)],
-                "run_id": [run_id], "created_at": [datetime.now(UTC).replace(tzinfo=None)],
+                "batch_id": [batch_id],
+                "content_digest": [digest],
+                "check_name": [result.name],
+                "passed": [result.passed],
+                "detail": [json.dumps(result.detail, default=_json_default)],
+                "run_id": [run_id],
+                "created_at": [datetime.now(UTC).replace(tzinfo=None)],
             }
         ),
     )
@@ -249,7 +258,9 @@ def gate_status(warehouse: Warehouse, batch_id: str, digest: str) -> dict[str, d
 
 
 def missing_or_failed(status: dict[str, dict], required: Sequence[str] = RELEASE_GATES) -> list[str]:
-    return [f"{n}: {'not run' if n not in status else 'failed'}" for n in required if not status.get(n, {}).get("passed")]
+    return [
+        f"{n}: {'not run' if n not in status else 'failed'}" for n in required if not status.get(n, {}).get("passed")
+    ]
 
 
 def _json_default(value):

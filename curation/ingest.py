@@ -120,9 +120,7 @@ class _Reject(Exception):
     """A record fails validation; the message is the quarantine reason."""
 
 
-def ingest(
-    path: Path, *, batch_id: str, field_map: FieldMap | None = None, max_chars: int = 200_000
-) -> IngestResult:
+def ingest(path: Path, *, batch_id: str, field_map: FieldMap | None = None, max_chars: int = 200_000) -> IngestResult:
     """Ingest a JSONL/Parquet/CSV file or a folder into documents, gold spans and quarantine."""
     path = Path(path)
     expected = "a .jsonl, .parquet or .csv file, or a folder"
@@ -458,9 +456,7 @@ class _Collector:
         self.by_id[doc["doc_id"]] = (doc["sha256"], raw.locator)
         self.by_sha[doc["sha256"]] = (doc["doc_id"], raw.locator)
         self.docs.append(doc)
-        self.gold.extend(
-            {"doc_id": doc["doc_id"], "start": s.start, "end": s.end, "label": s.label} for s in spans
-        )
+        self.gold.extend({"doc_id": doc["doc_id"], "start": s.start, "end": s.end, "label": s.label} for s in spans)
 
     def _build(self, raw: _Raw, record_id: str | None) -> tuple[dict[str, Any], list[Span]]:
         fields = raw.fields
@@ -495,14 +491,12 @@ class _Collector:
         seen = self.by_id.get(doc["doc_id"])
         if seen is not None and seen[0] != doc["sha256"]:
             raise _Reject(
-                f"duplicate id {doc['doc_id']!r} with different text, first seen at {seen[1]}; "
-                "give records unique ids"
+                f"duplicate id {doc['doc_id']!r} with different text, first seen at {seen[1]}; give records unique ids"
             )
         first = self.by_sha.get(doc["sha256"])
         if first is not None:
             raise _Reject(
-                f"duplicate of doc_id {first[0]} (same sha256), first seen at {first[1]}; "
-                "kept the first copy only"
+                f"duplicate of doc_id {first[0]} (same sha256), first seen at {first[1]}; kept the first copy only"
             )
 
     def result(self) -> IngestResult:

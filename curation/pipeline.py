@@ -8,10 +8,11 @@ call them directly.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 
 import numpy as np
@@ -35,6 +36,7 @@ from curation.spans import Span, char_mask, merge
 from curation.warehouse import (
     Warehouse,
     cached_shas,
+    insert_frame,
     load_token_scores,
     token_scores_frame,
 )
@@ -60,7 +62,9 @@ def ingest_stage(config: CurationConfig, warehouse: Warehouse) -> dict:
     warehouse.replace("quarantine", quarantine, "batch_id = ?", batch)
     gold = result.gold_spans.with_columns(pl.lit(CORPUS).alias("dataset"))
     warehouse.replace(
-        "gold_spans", gold, "dataset = ? AND doc_id IN (SELECT doc_id FROM documents WHERE batch_id = ?)",
+        "gold_spans",
+        gold,
+        "dataset = ? AND doc_id IN (SELECT doc_id FROM documents WHERE batch_id = ?)",
         [CORPUS, config.batch_id],
     )
     reasons = quarantine.group_by(pl.col("reason").str.split(";").list.first()).len() if quarantine.height else None
@@ -155,7 +159,8 @@ def load_scored_docs(
     if dataset == VALIDATION:
         docs = warehouse.query(
             "SELECT doc_id, text, kind, sha256, scope_id FROM validation_docs WHERE dataset = ?"
-            + (" AND split = ?" if split else "") + " ORDER BY doc_id",
+            + (" AND split = ?" if split else "")
+            + " ORDER BY doc_id",
             [VALIDATION] + ([split] if split else []),
         )
     else:
@@ -172,8 +177,12 @@ def load_scored_docs(
             raise RuntimeError(f"document {row['doc_id']} has no token scores for {model_key}; run scoring first")
         out.append(
             ScoredDoc(
-                row["doc_id"], row["text"], row["kind"], scores[row["sha256"]],
-                gold.get(row["doc_id"], []), detected.get(row["doc_id"], []),
+                row["doc_id"],
+                row["text"],
+                row["kind"],
+                scores[row["sha256"]],
+                gold.get(row["doc_id"], []),
+                detected.get(row["doc_id"], []),
             )
         )
     return out
@@ -184,7 +193,7 @@ def spans_by_doc(warehouse: Warehouse, table: str, dataset: str, doc_ids: Sequen
         con.register("_ids", pl.DataFrame({"doc_id": list(doc_ids)}, schema={"doc_id": pl.String}).to_arrow())
         cols = '"start", "end", label' + (", score, source" if table == "detector_spans" else "")
         frame = con.execute(
-            f"SELECT doc_id, {cols} FROM {table} JOIN _ids USING (doc_id) WHERE dataset = ? ORDER BY doc_id, \"start\"",
+            f'SELECT doc_id, {cols} FROM {table} JOIN _ids USING (doc_id) WHERE dataset = ? ORDER BY doc_id, "start"',
             [dataset],
         ).pl()
     out: dict[str, list[Span]] = {}
@@ -210,9 +219,13 @@ def window_stage(config: CurationConfig, warehouse: Warehouse, model_key: str, s
             frames.append(
                 pl.DataFrame(
                     {
-                        "model_key": [model_key] * n, "doc_sha256": [sha] * n, "spec": [spec.name] * n,
-                        "window_idx": np.arange(n, dtype=np.int32), "tok_start": windows.tok_start.astype(np.int32),
-                        "tok_end": windows.tok_end.astype(np.int32), "score": windows.score,
+                        "model_key": [model_key] * n,
+                        "doc_sha256": [sha] * n,
+                        "spec": [spec.name] * n,
+                        "window_idx": np.arange(n, dtype=np.int32),
+                        "tok_start": windows.tok_start.astype(np.int32),
+                        "tok_end": windows.tok_end.astype(np.int32),
+                        "score": windows.score,
                         "valid": windows.valid,
                     }
                 )
@@ -229,43 +242,78 @@ def window_stage(config: CurationConfig, warehouse: Warehouse, model_key: str, s
     shas = docs["sha256"].to_list()
     with warehouse.connect() as con:
         con.register("_shas", pl.DataFrame({"sha": shas}, schema={"sha": pl.String}).to_arrow())
-        con.execute("DELETE FROM window_scores WHERE model_key = ? AND doc_sha256 IN (SELECT sha FROM _shas)", [model_key])
+        con.execute(
+            "DELETE FROM window_scores WHERE model_key = ? AND doc_sha256 IN (SELECT sha FROM _shas)", [model_key]
+        )
     warehouse.append("window_scores", frame)
     return summary
 
 
 # -- detectors -------------------------------------------------------------------------------
+def detector_key(config: CurationConfig, suite) -> str:
+    """Identity of the detector results: rule/model versions plus the run's detector settings."""
+    payload = json.dumps(
+        {"versions": suite.versions, "settings": asdict(config.detectors)}, sort_keys=True, default=str
+    )
+    return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
 def detect_stage(config: CurationConfig, warehouse: Warehouse, suite, progress=None) -> dict:
-    """Run the detector suite on the batch and the validation set; spans are stored as facts."""
-    summary = {}
+    """Run the detector suite on the batch and the validation set; spans are stored as facts.
+
+    Documents already detected with the same detector key (same text, versions, settings) are skipped.
+    """
+    key = detector_key(config, suite)
+    summary = {"detector_key": key}
     for dataset, sql, params in (
-        (CORPUS, "SELECT doc_id, text, kind FROM documents WHERE batch_id = ? ORDER BY doc_id", [config.batch_id]),
-        (VALIDATION, "SELECT doc_id, text, kind FROM validation_docs ORDER BY doc_id", []),
+        (
+            CORPUS,
+            "SELECT doc_id, text, kind, sha256 FROM documents WHERE batch_id = ? ORDER BY doc_id",
+            [config.batch_id],
+        ),
+        (VALIDATION, "SELECT doc_id, text, kind, sha256 FROM validation_docs ORDER BY doc_id", []),
     ):
         docs = warehouse.query(sql, params)
+        done = warehouse.query(
+            "SELECT doc_id, sha256 FROM detector_runs WHERE dataset = ? AND detector_key = ?", [dataset, key]
+        )
+        todo = docs.join(done, on=["doc_id", "sha256"], how="anti")
         started = time.perf_counter()
-        found = suite.detect(docs["text"].to_list(), docs["kind"].to_list()) if docs.height else []
+        found = suite.detect(todo["text"].to_list(), todo["kind"].to_list()) if todo.height else []
         rows = [
             (dataset, doc_id, s.start, s.end, s.label, s.score, s.source)
-            for doc_id, spans in zip(docs["doc_id"].to_list(), found, strict=True)
+            for doc_id, spans in zip(todo["doc_id"].to_list(), found, strict=True)
             for s in spans
         ]
         frame = pl.DataFrame(
             rows, schema=["dataset", "doc_id", "start", "end", "label", "score", "source"], orient="row"
         )
+        runs = todo.select("doc_id", "sha256").with_columns(
+            pl.lit(dataset).alias("dataset"), pl.lit(key).alias("detector_key")
+        )
         with warehouse.connect() as con:
-            con.register("_ids", docs.select("doc_id").to_arrow())
-            con.execute("DELETE FROM detector_spans WHERE dataset = ? AND doc_id IN (SELECT doc_id FROM _ids)", [dataset])
-        warehouse.append("detector_spans", frame)
+            con.register("_ids", todo.select("doc_id").to_arrow())
+            con.execute("BEGIN")
+            con.execute(
+                "DELETE FROM detector_spans WHERE dataset = ? AND doc_id IN (SELECT doc_id FROM _ids)", [dataset]
+            )
+            con.execute(
+                "DELETE FROM detector_runs WHERE dataset = ? AND doc_id IN (SELECT doc_id FROM _ids)", [dataset]
+            )
+            insert_frame(con, "detector_spans", frame)
+            insert_frame(con, "detector_runs", runs)
+            con.execute("COMMIT")
         labels = frame.group_by("label").len().sort("label") if frame.height else None
         summary[dataset] = {
             "documents": docs.height,
-            "spans": frame.height,
+            "documents_detected": todo.height,
+            "documents_cached": docs.height - todo.height,
+            "new_spans": frame.height,
             "seconds": round(time.perf_counter() - started, 2),
             "by_label": {r[0]: r[1] for r in labels.iter_rows()} if labels is not None else {},
         }
         if progress:
-            progress(f"detectors: {dataset} {docs.height} docs, {frame.height} spans")
+            progress(f"detectors: {dataset} {todo.height} of {docs.height} docs detected, {frame.height} spans")
     return summary
 
 
@@ -273,14 +321,41 @@ def detect_stage(config: CurationConfig, warehouse: Warehouse, suite, progress=N
 @dataclass
 class CalibrationOutcome:
     calibration_id: str
-    calibration: Calibration
-    validation: dict
-    heldout: dict
-    per_policy: list[dict]
+    summary: dict
+    calibration: Calibration | None = None  # None when a stored calibration was reused
+    reused: bool = False
+    extra: dict = field(default_factory=dict)
+
+
+def calibration_input_digest(config: CurationConfig, warehouse: Warehouse, model_key: str) -> str:
+    """Everything a calibration depends on; equal digests mean re-calibrating would change nothing."""
+    import curation
+
+    h = hashlib.sha256()
+    h.update(json.dumps([model_key, asdict(config.calibration), curation.__version__], default=str).encode())
+    for row in warehouse.query("SELECT doc_id, sha256, split FROM validation_docs ORDER BY doc_id").iter_rows():
+        h.update(repr(row).encode())
+    spans = warehouse.query(
+        'SELECT doc_id, "start", "end", label FROM detector_spans WHERE dataset = ? ORDER BY ALL', [VALIDATION]
+    )
+    for row in spans.iter_rows():
+        h.update(repr(row).encode())
+    return h.hexdigest()
 
 
 def calibrate_stage(config: CurationConfig, warehouse: Warehouse, model_key: str) -> CalibrationOutcome:
-    """Choose policy, window, consensus and threshold on the calibration split; report held-out."""
+    """Choose policy, window, consensus and threshold on the calibration split; report held-out.
+
+    A stored calibration with the same input digest is reused (scores, labels, detector spans and
+    settings all unchanged), so a re-run does no calibration work.
+    """
+    digest = calibration_input_digest(config, warehouse, model_key)
+    stored = warehouse.query(
+        "SELECT calibration_id, summary FROM calibration WHERE input_digest = ? ORDER BY created_at DESC LIMIT 1",
+        [digest],
+    )
+    if stored.height:
+        return CalibrationOutcome(stored["calibration_id"][0], json.loads(stored["summary"][0]), reused=True)
     calib_docs = load_scored_docs(warehouse, model_key, VALIDATION, split="calibration")
     heldout_docs = load_scored_docs(warehouse, model_key, VALIDATION, split="heldout")
     cfg = config.calibration
@@ -308,10 +383,15 @@ def calibrate_stage(config: CurationConfig, warehouse: Warehouse, model_key: str
         "calibration",
         pl.DataFrame(
             {
-                "calibration_id": [calibration_id], "created_at": [datetime.now(UTC).replace(tzinfo=None)],
-                "model_key": [model_key], "policy": [calibration.policy],
-                "params": [json.dumps(calibration.params.to_dict())], "threshold": [finite_or_none(point.threshold)],
-                "objective": [point.objective], "summary": [json.dumps(summary, default=str)],
+                "calibration_id": [calibration_id],
+                "created_at": [datetime.now(UTC).replace(tzinfo=None)],
+                "model_key": [model_key],
+                "policy": [calibration.policy],
+                "params": [json.dumps(calibration.params.to_dict())],
+                "threshold": [finite_or_none(point.threshold)],
+                "objective": [point.objective],
+                "summary": [json.dumps(summary, default=str)],
+                "input_digest": [digest],
             }
         ),
     )
@@ -319,10 +399,31 @@ def calibrate_stage(config: CurationConfig, warehouse: Warehouse, model_key: str
     warehouse.append(
         "calibration_candidates",
         pl.DataFrame(
-            [(calibration_id, r["policy"], r["params"], r["threshold"], r["tpr"], r["fpr"], r["precision"], r["f1"],
-              r["surprise_auroc"]) for r in rows],
-            schema=["calibration_id", "policy", "params", "threshold", "tpr", "fpr", "precision", "f1",
-                    "surprise_auroc"],
+            [
+                (
+                    calibration_id,
+                    r["policy"],
+                    r["params"],
+                    r["threshold"],
+                    r["tpr"],
+                    r["fpr"],
+                    r["precision"],
+                    r["f1"],
+                    r["surprise_auroc"],
+                )
+                for r in rows
+            ],
+            schema=[
+                "calibration_id",
+                "policy",
+                "params",
+                "threshold",
+                "tpr",
+                "fpr",
+                "precision",
+                "f1",
+                "surprise_auroc",
+            ],
             orient="row",
         ),
     )
@@ -334,11 +435,13 @@ def calibrate_stage(config: CurationConfig, warehouse: Warehouse, model_key: str
             {
                 "calibration_id": [calibration_id] * len(keep),
                 "threshold": [finite_or_none(v) for v in s.thresholds[keep]],
-                "tpr": s.tpr[keep], "fpr": s.fpr[keep], "precision": s.precision[keep],
+                "tpr": s.tpr[keep],
+                "fpr": s.fpr[keep],
+                "precision": s.precision[keep],
             }
         ),
     )
-    return CalibrationOutcome(calibration_id, calibration, validation, heldout, per_policy)
+    return CalibrationOutcome(calibration_id, summary, calibration)
 
 
 def best_per_policy(calibration: Calibration) -> list[dict]:
@@ -351,13 +454,20 @@ def best_per_policy(calibration: Calibration) -> list[dict]:
     return [best[p] for p in sorted(best)]
 
 
-def latest_calibration(warehouse: Warehouse, model_key: str) -> tuple[str, AppliedCalibration, dict]:
+def current_calibration(
+    config: CurationConfig, warehouse: Warehouse, model_key: str
+) -> tuple[str, AppliedCalibration, dict]:
+    """The stored calibration made from exactly the current inputs (validation, scores, detectors)."""
     frame = warehouse.query(
-        "SELECT calibration_id, summary FROM calibration WHERE model_key = ? ORDER BY created_at DESC LIMIT 1",
-        [model_key],
+        "SELECT calibration_id, summary FROM calibration WHERE model_key = ? AND input_digest = ? "
+        "ORDER BY created_at DESC LIMIT 1",
+        [model_key, calibration_input_digest(config, warehouse, model_key)],
     )
     if frame.height == 0:
-        raise RuntimeError(f"no calibration stored for {model_key}; materialize threshold_calibration first")
+        raise RuntimeError(
+            f"no calibration matches the current validation data, detector spans and settings for {model_key}; "
+            "materialize threshold_calibration first"
+        )
     summary = json.loads(frame["summary"][0])
     return frame["calibration_id"][0], Calibration.applied(summary), summary
 
@@ -365,7 +475,7 @@ def latest_calibration(warehouse: Warehouse, model_key: str) -> tuple[str, Appli
 # -- masking and views -----------------------------------------------------------------------
 def mask_stage(config: CurationConfig, warehouse: Warehouse, model_key: str) -> dict:
     """Apply the stored calibration to the batch: surprise + detector spans, then propagation."""
-    calibration_id, applied, _ = latest_calibration(warehouse, model_key)
+    calibration_id, applied, _ = current_calibration(config, warehouse, model_key)
     docs = load_scored_docs(warehouse, model_key, CORPUS, batch_id=config.batch_id)
     scope_rows = warehouse.query("SELECT doc_id, scope_id FROM documents WHERE batch_id = ?", [config.batch_id])
     scope_of = dict(scope_rows.iter_rows())
@@ -374,11 +484,16 @@ def mask_stage(config: CurationConfig, warehouse: Warehouse, model_key: str) -> 
     automatic_recall = supplied_label_recall(docs, selected)
     if config.masking.mask_supplied_labels:
         selected = {
-            d.doc_id: merge(selected[d.doc_id] + [Span(s.start, s.end, s.label, None, "supplied_label") for s in d.gold])
+            d.doc_id: merge(
+                selected[d.doc_id] + [Span(s.start, s.end, s.label, None, "supplied_label") for s in d.gold]
+            )
             for d in docs
         }
     masked = propagate_duplicates(
-        texts, selected, scope_of, scope=config.masking.propagation_scope,
+        texts,
+        selected,
+        scope_of,
+        scope=config.masking.propagation_scope,
         min_chars=config.masking.min_propagation_chars,
     )
     rows = [
@@ -387,7 +502,8 @@ def mask_stage(config: CurationConfig, warehouse: Warehouse, model_key: str) -> 
         for s in spans
     ]
     frame = pl.DataFrame(
-        rows, schema=["batch_id", "doc_id", "start", "end", "label", "score", "source", "calibration_id"],
+        rows,
+        schema=["batch_id", "doc_id", "start", "end", "label", "score", "source", "calibration_id"],
         orient="row",
     )
     warehouse.replace("mask_spans", frame, "batch_id = ?", [config.batch_id])
@@ -411,8 +527,12 @@ def mask_stage(config: CurationConfig, warehouse: Warehouse, model_key: str) -> 
 
 def record_summary(warehouse: Warehouse, batch_id: str, stage: str, summary: dict) -> None:
     frame = pl.DataFrame(
-        {"batch_id": [batch_id], "stage": [stage], "summary": [json.dumps(summary, default=str)],
-         "created_at": [datetime.now(UTC).replace(tzinfo=None)]}
+        {
+            "batch_id": [batch_id],
+            "stage": [stage],
+            "summary": [json.dumps(summary, default=str)],
+            "created_at": [datetime.now(UTC).replace(tzinfo=None)],
+        }
     )
     warehouse.replace("stage_summaries", frame, "batch_id = ? AND stage = ?", [batch_id, stage])
 
@@ -441,7 +561,8 @@ def _count(frame: pl.DataFrame, column: str) -> dict:
 
 def mask_spans_by_doc(warehouse: Warehouse, batch_id: str) -> dict[str, list[Span]]:
     frame = warehouse.query(
-        'SELECT doc_id, "start", "end", label, score, source FROM mask_spans WHERE batch_id = ? ORDER BY doc_id, "start"',
+        'SELECT doc_id, "start", "end", label, score, source FROM mask_spans '
+        'WHERE batch_id = ? ORDER BY doc_id, "start"',
         [batch_id],
     )
     out: dict[str, list[Span]] = {}
@@ -461,11 +582,17 @@ def training_view_stage(config: CurationConfig, warehouse: Warehouse) -> dict:
     docs = batch_documents(warehouse, config.batch_id)
     spans = mask_spans_by_doc(warehouse, config.batch_id)
     rows = [
-        (config.batch_id, doc_id, scope_id, kind, text,
-         json.dumps([[s.start, s.end, s.label] for s in spans.get(doc_id, [])]))
+        (
+            config.batch_id,
+            doc_id,
+            scope_id,
+            kind,
+            text,
+            json.dumps([[s.start, s.end, s.label] for s in spans.get(doc_id, [])]),
+        )
         for doc_id, scope_id, kind, text in docs.iter_rows()
     ]
-    frame = pl.DataFrame(rows, schema=VIEW_COLUMNS + ["loss_mask_spans"], orient="row")
+    frame = pl.DataFrame(rows, schema=[*VIEW_COLUMNS, "loss_mask_spans"], orient="row")
     warehouse.replace("training_view", frame, "batch_id = ?", [config.batch_id])
     masked = sum(s.length for doc_spans in spans.values() for s in doc_spans)
     return {"documents": docs.height, "documents_with_masks": len(spans), "loss_masked_chars": masked}
@@ -494,7 +621,9 @@ def surrogate_stage(config: CurationConfig, warehouse: Warehouse, engine, vault)
     docs = batch_documents(warehouse, config.batch_id)
     spans = mask_spans_by_doc(warehouse, config.batch_id)
     engine.register_originals(
-        s.text_of(text) for doc_id, text in zip(docs["doc_id"], docs["text"], strict=True) for s in spans.get(doc_id, [])
+        s.text_of(text)
+        for doc_id, text in zip(docs["doc_id"], docs["text"], strict=True)
+        for s in spans.get(doc_id, [])
     )
     rows, replaced = [], 0
     for doc_id, scope_id, kind, text in docs.iter_rows():
@@ -504,7 +633,8 @@ def surrogate_stage(config: CurationConfig, warehouse: Warehouse, engine, vault)
         ranges = json.dumps([[r.new_start, r.new_end] for r in result.replacements])
         rows.append((config.batch_id, doc_id, scope_id, kind, result.text, len(result.replacements), ranges))
     frame = pl.DataFrame(
-        rows, schema=["batch_id", "doc_id", "scope_id", "kind", "text", "n_replacements", "replaced_ranges"],
+        rows,
+        schema=["batch_id", "doc_id", "scope_id", "kind", "text", "n_replacements", "replaced_ranges"],
         orient="row",
     )
     warehouse.replace("surrogate_view", frame, "batch_id = ?", [config.batch_id])
@@ -512,12 +642,18 @@ def surrogate_stage(config: CurationConfig, warehouse: Warehouse, engine, vault)
     return {"documents": docs.height, "replacements": replaced, "vault_records": stored, "key_id": engine.key_id}
 
 
-
-
 # -- dataset card and release ----------------------------------------------------------------
 def card_info(
-    config: CurationConfig, warehouse: Warehouse, model_key: str, *, versions: dict, key_id: str,
-    is_dev_key: bool, gates: dict[str, dict], convention_yaml: str, plots: dict[str, str],
+    config: CurationConfig,
+    warehouse: Warehouse,
+    model_key: str,
+    *,
+    versions: dict,
+    key_id: str,
+    is_dev_key: bool,
+    gates: dict[str, dict],
+    convention_yaml: str,
+    plots: dict[str, str],
 ) -> CardInfo:
     """Everything the dataset card prints, from the warehouse (counts, metrics, gates; no values)."""
     from curation.card import CardInfo
@@ -530,8 +666,10 @@ def card_info(
         ' (SELECT coalesce(sum("end" - "start"), 0) FROM mask_spans WHERE batch_id = $1) AS masked',
         [batch],
     ).row(0, named=True)
-    labels = warehouse.query("SELECT label, count(*) AS n FROM mask_spans WHERE batch_id = ? GROUP BY 1 ORDER BY 1", [batch])
-    _, applied, summary = latest_calibration(warehouse, model_key)
+    labels = warehouse.query(
+        "SELECT label, count(*) AS n FROM mask_spans WHERE batch_id = ? GROUP BY 1 ORDER BY 1", [batch]
+    )
+    _, applied, summary = current_calibration(config, warehouse, model_key)
     validation = summary["validation"]
     heldout = summary["heldout"]
     residual = gates.get("residual_detector_audit")
@@ -598,7 +736,8 @@ def release_tables(config: CurationConfig, warehouse: Warehouse) -> dict[str, pl
         )
     if config.release.include_training_view:
         tables["training"] = warehouse.query(
-            "SELECT doc_id, scope_id, kind, text, loss_mask_spans FROM training_view WHERE batch_id = ? ORDER BY doc_id",
+            "SELECT doc_id, scope_id, kind, text, loss_mask_spans FROM training_view "
+            "WHERE batch_id = ? ORDER BY doc_id",
             batch,
         )
     return tables

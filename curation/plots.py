@@ -25,7 +25,11 @@ def save_calibration_plots(calibration: Calibration, docs: list[ScoredDoc], out_
     ax.plot(np.r_[0, s.fpr], np.r_[0, s.tpr], label=f"{calibration.policy} (chosen)")
     ax.scatter([point.fpr], [point.tpr], color="red", zorder=3, label="operating point")
     ax.plot([0, 1], [0, 1], linestyle=":", color="grey")
-    ax.set(xlabel="FPR (collateral)", ylabel="TPR (coverage)", title=f"ROC, surprise AUROC {calibration.surprise_auroc:.3f}")
+    ax.set(
+        xlabel="FPR (collateral)",
+        ylabel="TPR (coverage)",
+        title=f"ROC, surprise AUROC {calibration.surprise_auroc:.3f}",
+    )
     ax.legend(loc="lower right", fontsize=8)
     paths["roc"] = _save(fig, out_dir / "roc.png")
 

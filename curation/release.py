@@ -84,15 +84,11 @@ def write_release(
             f"temp folder {tmp} exists: another writer in this process, or a crashed run; remove it and retry"
         ) from None
     try:
-        manifest = _fill(
-            tmp, release_id, tables, card_markdown, manifest_extra, shard_rows, extra_files or {}
-        )
+        manifest = _fill(tmp, release_id, tables, card_markdown, manifest_extra, shard_rows, extra_files or {})
         _write_json(tmp / MANIFEST, manifest)
         _fsync_dir(tmp)
         if target.exists():  # re-check: rename() would silently replace an empty folder made meanwhile
-            raise ReleaseExistsError(
-                f"release {release_id!r} appeared at {target} while it was being written"
-            )
+            raise ReleaseExistsError(f"release {release_id!r} appeared at {target} while it was being written")
         os.rename(tmp, target)
         _fsync_dir(root)
     except BaseException:
@@ -105,9 +101,7 @@ def _check_inputs(
     release_id: str, tables: Mapping, extra: dict, shard_rows: int, extra_files: Mapping[str, Path]
 ) -> None:
     if not isinstance(release_id, str) or not _NAME_RE.fullmatch(release_id):
-        raise ValueError(
-            f"release id {release_id!r} must match {_NAME_RE.pattern} (no slashes, no leading dot)"
-        )
+        raise ValueError(f"release id {release_id!r} must match {_NAME_RE.pattern} (no slashes, no leading dot)")
     if not tables:
         raise ValueError("write_release: no tables given; a release needs at least one table")
     for name, frame in tables.items():

@@ -138,6 +138,7 @@ class ReferenceScorer:
         self._device = ""
         self._dtype = ""
         self._model_id = ""
+        self._folder = ""
 
     # -- loading -----------------------------------------------------------------------------
     def load(self) -> None:
@@ -149,14 +150,20 @@ class ReferenceScorer:
         started = time.perf_counter()
         threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
         torch.set_num_threads(max(1, threads or 1))
-        self._device = resolve_device(self.config.device)
-        self._dtype = resolve_dtype(self.config.dtype, self._device)
-        folder, self._model_id = self._materialized_weights()
+        folder = self._resolve()
         torch_dtype = getattr(torch, self._dtype)
         self._tokenizer = AutoTokenizer.from_pretrained(folder)
         model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch_dtype)
         self._model = model.to(self._device).eval()
         self.stats.load_seconds = time.perf_counter() - started
+
+    def _resolve(self) -> str:
+        """Device, dtype and model identity without loading weights (cheap after the first conversion)."""
+        if not self._model_id:
+            self._device = resolve_device(self.config.device)
+            self._dtype = resolve_dtype(self.config.dtype, self._device)
+            self._folder, self._model_id = self._materialized_weights()
+        return self._folder
 
     def _materialized_weights(self) -> tuple[str, str]:
         """A local folder of safetensors weights; converts the GGUF once and caches the result."""
@@ -189,8 +196,8 @@ class ReferenceScorer:
 
     @property
     def model_key(self) -> str:
-        """Cache key: model identity + every scoring parameter that changes the numbers."""
-        self.load()
+        """Cache key: model identity + every scoring parameter that changes the numbers (no weights loaded)."""
+        self._resolve()
         payload = json.dumps(
             {"model_id": self._model_id, "dtype": self._dtype, **self.config.cache_fields()}, sort_keys=True
         )
@@ -198,7 +205,7 @@ class ReferenceScorer:
 
     @property
     def description(self) -> dict:
-        self.load()
+        self._resolve()
         return {"model_id": self._model_id, "device": self._device, "dtype": self._dtype}
 
     # -- tokenization ------------------------------------------------------------------------

@@ -670,9 +670,7 @@ def _write_date(kind: str, m: re.Match[str], new: dt.date, day_first: bool) -> s
     if g.get("y"):
         fields["y"] = f"{new.year % 100:02d}" if len(g["y"]) == 2 else f"{new.year:04d}"
     if kind == "num":
-        fields["a"], fields["b"] = (
-            (num(new.day), num(new.month)) if day_first else (num(new.month), num(new.day))
-        )
+        fields["a"], fields["b"] = (num(new.day), num(new.month)) if day_first else (num(new.month), num(new.day))
     if g.get("m"):
         fields["m"] = num(new.month)
     if g.get("d"):
@@ -796,9 +794,7 @@ class SurrogateEngine:
         self._original_words: set[str] = set()
 
     def __repr__(self) -> str:
-        return (
-            f"SurrogateEngine(key_id={self.key_id!r}, scopes={len(self._scopes)}, values={len(self._cache)})"
-        )
+        return f"SurrogateEngine(key_id={self.key_id!r}, scopes={len(self._scopes)}, values={len(self._cache)})"
 
     # -- scopes, keys, registries ---------------------------------------------------------
 
@@ -1094,9 +1090,7 @@ class SurrogateEngine:
         if identity.names is not None:
             return identity.names
         used = self._state(scope_key).used
-        firsts, lasts, fulls = (
-            used.setdefault(k, {}) for k in ("PERSON:first", "PERSON:last", "PERSON:full")
-        )
+        firsts, lasts, fulls = (used.setdefault(k, {}) for k in ("PERSON:first", "PERSON:last", "PERSON:full"))
         me = identity.key
         for counter in range(MAX_DRAWS):
             self._seed_faker(scope_key, "PERSON:identity", identity.key, str(counter))
@@ -1138,9 +1132,7 @@ class SurrogateEngine:
             return self._fresh(scope_key, S.EMAIL_ADDRESS, norm, lambda rng, n: id_surrogate(value, rng))
         new_domain = self._example_domain(scope_key, domain)
         draw_local = self._linked_local(scope_key, local, create=True)
-        return self._fresh(
-            scope_key, S.EMAIL_ADDRESS, norm, lambda rng, n: f"{draw_local(rng, n)}@{new_domain}"
-        )
+        return self._fresh(scope_key, S.EMAIL_ADDRESS, norm, lambda rng, n: f"{draw_local(rng, n)}@{new_domain}")
 
     def _username(self, scope_key: str, value: str, norm: str) -> str | None:
         at = "@" if value.startswith("@") else ""
@@ -1180,9 +1172,7 @@ class SurrogateEngine:
         return S.merge(spans)
 
     @staticmethod
-    def _rewrite(
-        text: str, spans: list[S.Span], render: Callable[[S.Span], tuple[str, str]]
-    ) -> RewriteResult:
+    def _rewrite(text: str, spans: list[S.Span], render: Callable[[S.Span], tuple[str, str]]) -> RewriteResult:
         """Splice replacements in; offsets of the new text are tracked as we go (same as right-to-left)."""
         out, replacements, cursor, position = [], [], 0, 0
         for span in spans:
@@ -1190,9 +1180,7 @@ class SurrogateEngine:
             position += span.start - cursor
             new, style = render(span)
             out.append(new)
-            replacements.append(
-                Replacement(span.start, span.end, position, position + len(new), span.label, style)
-            )
+            replacements.append(Replacement(span.start, span.end, position, position + len(new), span.label, style))
             position += len(new)
             cursor = span.end
         out.append(text[cursor:])
@@ -1206,9 +1194,7 @@ class SurrogateEngine:
         log.debug("rewrote %d spans", len(result.replacements))
         return result
 
-    def audit_copy(
-        self, text: str, spans: Iterable[S.Span], scope_id: ScopeLike | None = None
-    ) -> RewriteResult:
+    def audit_copy(self, text: str, spans: Iterable[S.Span], scope_id: ScopeLike | None = None) -> RewriteResult:
         """Indexed tags ([PERSON_1], [EMAIL_ADDRESS_2]) for reviewers: same value -> same index.
 
         Without ``scope_id`` indices are local to this document; with it they hold across calls.
@@ -1216,9 +1202,7 @@ class SurrogateEngine:
         merged = self._merged(text, spans)
         local = (IdentityResolver(), {}) if scope_id is None else None
         if local is not None:
-            local[0].feed(
-                *([s.text_of(text) for s in merged if s.label == lb] for lb in (S.PERSON, S.EMAIL_ADDRESS))
-            )
+            local[0].feed(*([s.text_of(text) for s in merged if s.label == lb] for lb in (S.PERSON, S.EMAIL_ADDRESS)))
         else:
             self.prepare(scope_id, [(span.label, span.text_of(text)) for span in merged])
 

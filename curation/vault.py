@@ -148,9 +148,7 @@ def _decode_key(raw: str, where: str) -> bytes:
 def _read_key_file(path: Path) -> KeyInfo:
     mode = stat.S_IMODE(path.stat().st_mode)
     if mode & 0o077:
-        warnings.warn(
-            f"key file {path} is readable by group/others (mode {mode:o}); chmod 600 it", stacklevel=3
-        )
+        warnings.warn(f"key file {path} is readable by group/others (mode {mode:o}); chmod 600 it", stacklevel=3)
     lines = [ln.strip() for ln in path.read_text(encoding="ascii").splitlines() if ln.strip()]
     is_dev = DEV_KEY_HEADER in lines
     body = [ln for ln in lines if not ln.startswith("#")]

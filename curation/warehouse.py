@@ -126,8 +126,12 @@ def token_scores_frame(model_key: str, shas: Sequence[str], scored: Sequence[Tok
     if not sum(lengths):
         return pl.DataFrame(
             schema={
-                "model_key": pl.String, "doc_sha256": pl.String, "token_idx": pl.Int32,
-                "char_start": pl.Int32, "char_end": pl.Int32, "nll": pl.Float32,
+                "model_key": pl.String,
+                "doc_sha256": pl.String,
+                "token_idx": pl.Int32,
+                "char_start": pl.Int32,
+                "char_end": pl.Int32,
+                "nll": pl.Float32,
             }
         )
     return pl.DataFrame(
@@ -169,6 +173,10 @@ def load_token_scores(warehouse: Warehouse, model_key: str, shas: Sequence[str])
 
 
 GATE_SCHEMA = """
+ALTER TABLE calibration ADD COLUMN IF NOT EXISTS input_digest VARCHAR;
+ALTER TABLE deliveries ADD COLUMN IF NOT EXISTS content_digest VARCHAR;
+CREATE TABLE IF NOT EXISTS detector_runs (
+    dataset VARCHAR, doc_id VARCHAR, sha256 VARCHAR, detector_key VARCHAR);
 CREATE TABLE IF NOT EXISTS stage_summaries (
     batch_id VARCHAR, stage VARCHAR, summary VARCHAR, created_at TIMESTAMP);
 CREATE TABLE IF NOT EXISTS gate_results (

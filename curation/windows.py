@@ -12,6 +12,7 @@ So every (window choice, k) pair is one per-character score, and calibration is 
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 
@@ -100,7 +101,7 @@ def structural_char_ranges(text: str, kind: str) -> list[tuple[int, int]]:
         if not starts:
             return [(0, len(text))] if text else []
         bounds = ([0] if starts[0] > 0 else []) + starts + [len(text)]
-        return [(a, b) for a, b in zip(bounds, bounds[1:], strict=False) if b > a]
+        return [(a, b) for a, b in itertools.pairwise(bounds) if b > a]
     raise ValueError(f"no structural ranges for window kind {kind!r}")
 
 
@@ -129,9 +130,7 @@ def char_ranges_to_tokens(
     return np.array(starts, dtype=np.int64), np.array(ends, dtype=np.int64)
 
 
-def build_windows(
-    scores: TokenScores, spec: WindowSpec, text: str = "", exclude: np.ndarray | None = None
-) -> Windows:
+def build_windows(scores: TokenScores, spec: WindowSpec, text: str = "", exclude: np.ndarray | None = None) -> Windows:
     """Windows of one document with their scores.
 
     ``exclude`` marks tokens whose NLL must not count (e.g. tokens already inside detector spans,

@@ -36,9 +36,7 @@ class CurationSettings(dg.ConfigurableResource):
 
 @functools.lru_cache(maxsize=4)
 def _scorer(config: ScoringConfig) -> ReferenceScorer:
-    scorer = ReferenceScorer(config)
-    scorer.load()
-    return scorer
+    return ReferenceScorer(config)  # weights load on first use: a fully cached re-run never loads them
 
 
 class ReferenceModel(dg.ConfigurableResource):

@@ -116,8 +116,7 @@ def presidio_defaults(model: str) -> Predictor:
     def predict(texts: list[str]) -> list[list[Span]]:
         results = batch.analyze_iterator(texts, language="en", batch_size=32)
         return [
-            [Span(r.start, r.end, r.entity_type, r.score, "presidio") for r in rs if r.end > r.start]
-            for rs in results
+            [Span(r.start, r.end, r.entity_type, r.score, "presidio") for r in rs if r.end > r.start] for rs in results
         ]
 
     return predict
@@ -153,9 +152,7 @@ def detect_secrets_predictor() -> Predictor:
                     continue
                 pos = line.find(value)
                 if pos >= 0:
-                    out.append(
-                        Span(offset + pos, offset + pos + len(value), "SECRET", 1.0, f"ds:{secret.type}")
-                    )
+                    out.append(Span(offset + pos, offset + pos + len(value), "SECRET", 1.0, f"ds:{secret.type}"))
             offset += len(line)
         return out
 
@@ -288,9 +285,7 @@ def eval_secrets(args: argparse.Namespace, suite: DetectorSuite) -> dict:
     records = load(args.secrets, args.limit)
     texts = [r["text"] for r in records]
     kinds = [r.get("kind", "code") for r in records]
-    cred_records = [
-        {**r, "spans": [s for s in r["spans"] if s["label"] in CREDENTIAL_LABELS]} for r in records
-    ]
+    cred_records = [{**r, "spans": [s for s in r["spans"] if s["label"] in CREDENTIAL_LABELS]} for r in records]
     cred_only = DetectorSuite(DetectorConfig(use_presidio=False))
     systems: dict[str, Predictor] = {
         "builtin_patterns": lambda ts: [_only_credentials(s) for s in cred_only.detect(ts, kinds)],

@@ -81,8 +81,18 @@ UPPER_ALNUM = string.ascii_uppercase + string.digits
 B64 = string.ascii_letters + string.digits + "+/"
 HEX = "0123456789abcdef"
 MONTHS = [
-    "January", "February", "March", "April", "May", "June",
-    "July", "August", "September", "October", "November", "December",
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
 ]
 
 
@@ -217,10 +227,20 @@ def ascii_slug(text: str) -> str:
 def fmt_date(rng: random.Random, d: date, locale: str, with_time: bool = False) -> str:
     """A date in one of several locale-appropriate layouts, optionally with a time of day."""
     m, dd, y = d.month, d.day, d.year
-    us = [f"{MONTHS[m - 1]} {dd}, {y}", f"{m:02d}/{dd:02d}/{y}", f"{y}-{m:02d}-{dd:02d}",
-          f"{MONTHS[m - 1][:3]} {dd}, {y}", f"{m}/{dd}/{y}"]
-    eu = [f"{dd} {MONTHS[m - 1]} {y}", f"{dd:02d}/{m:02d}/{y}", f"{y}-{m:02d}-{dd:02d}",
-          f"{dd:02d}.{m:02d}.{y}", f"{dd} {MONTHS[m - 1][:3]} {y}"]
+    us = [
+        f"{MONTHS[m - 1]} {dd}, {y}",
+        f"{m:02d}/{dd:02d}/{y}",
+        f"{y}-{m:02d}-{dd:02d}",
+        f"{MONTHS[m - 1][:3]} {dd}, {y}",
+        f"{m}/{dd}/{y}",
+    ]
+    eu = [
+        f"{dd} {MONTHS[m - 1]} {y}",
+        f"{dd:02d}/{m:02d}/{y}",
+        f"{y}-{m:02d}-{dd:02d}",
+        f"{dd:02d}.{m:02d}.{y}",
+        f"{dd} {MONTHS[m - 1][:3]} {y}",
+    ]
     text = rng.choice(us if locale == "en_US" else eu)
     if with_time:
         hour, minute = rng.randrange(7, 20), rng.choice([0, 5, 15, 20, 30, 40, 45, 50])
@@ -238,9 +258,16 @@ def us_phone(rng: random.Random) -> str:
         area = area[0] + "12"
     exch = f"{rng.randint(2, 9)}{rng.randint(0, 9)}{rng.randint(0, 9)}"
     line = f"{rng.randrange(10000):04d}"
-    layouts = [f"({area}) {exch}-{line}", f"{area}-{exch}-{line}", f"{area}.{exch}.{line}",
-               f"+1 {area} {exch} {line}", f"+1-{area}-{exch}-{line}", f"{area}{exch}{line}",
-               f"{area} {exch} {line}", f"1 ({area}) {exch}-{line}"]
+    layouts = [
+        f"({area}) {exch}-{line}",
+        f"{area}-{exch}-{line}",
+        f"{area}.{exch}.{line}",
+        f"+1 {area} {exch} {line}",
+        f"+1-{area}-{exch}-{line}",
+        f"{area}{exch}{line}",
+        f"{area} {exch} {line}",
+        f"1 ({area}) {exch}-{line}",
+    ]
     return rng.choice(layouts)
 
 
@@ -274,8 +301,10 @@ def credit_card(rng: random.Random) -> str:
     """A Luhn-valid card number (Visa, Mastercard, Amex or Discover layout), variously grouped."""
     brand = rng.choice(["visa", "visa", "mc", "mc", "amex", "discover"])
     prefix, length = {
-        "visa": ("4", 16), "mc": (str(rng.randint(51, 55)), 16),
-        "amex": (rng.choice(["34", "37"]), 15), "discover": ("6011", 16),
+        "visa": ("4", 16),
+        "mc": (str(rng.randint(51, 55)), 16),
+        "amex": (rng.choice(["34", "37"]), 15),
+        "discover": ("6011", 16),
     }[brand]
     body = prefix + rand_str(rng, string.digits, length - len(prefix) - 1)
     number = body + luhn_check_digit(body)
@@ -300,11 +329,13 @@ def iban(fake: Faker, rng: random.Random) -> str:
 def ipv4(rng: random.Random, private: bool = False) -> str:
     """A public (or RFC 1918 private) IPv4 address."""
     if private:
-        return rng.choice([
-            f"10.{rng.randint(0, 255)}.{rng.randint(0, 255)}.{rng.randint(2, 254)}",
-            f"172.{rng.randint(16, 31)}.{rng.randint(0, 255)}.{rng.randint(2, 254)}",
-            f"192.168.{rng.randint(0, 255)}.{rng.randint(2, 254)}",
-        ])
+        return rng.choice(
+            [
+                f"10.{rng.randint(0, 255)}.{rng.randint(0, 255)}.{rng.randint(2, 254)}",
+                f"172.{rng.randint(16, 31)}.{rng.randint(0, 255)}.{rng.randint(2, 254)}",
+                f"192.168.{rng.randint(0, 255)}.{rng.randint(2, 254)}",
+            ]
+        )
     first = rng.choice([24, 31, 37, 45, 62, 68, 73, 81, 89, 94, 98, 104, 109, 142, 151, 176, 185, 203, 212])
     return f"{first}.{rng.randint(0, 255)}.{rng.randint(0, 255)}.{rng.randint(2, 254)}"
 
@@ -370,14 +401,35 @@ def generic_api_key(rng: random.Random) -> str:
 def jwt(rng: random.Random) -> str:
     """A syntactically valid HS256 JWT with a random signature."""
     header = b64url(json.dumps({"alg": "HS256", "typ": "JWT"}, separators=(",", ":")).encode())
-    claims = {"sub": f"svc-{rng.randint(1000, 99999)}", "iat": rng.randint(1_650_000_000, 1_760_000_000),
-              "scope": rng.choice(["read", "read write", "deploy", "admin"])}
+    claims = {
+        "sub": f"svc-{rng.randint(1000, 99999)}",
+        "iat": rng.randint(1_650_000_000, 1_760_000_000),
+        "scope": rng.choice(["read", "read write", "deploy", "admin"]),
+    }
     payload = b64url(json.dumps(claims, separators=(",", ":")).encode())
     return f"{header}.{payload}.{b64url(rng.randbytes(32))}"
 
 
-PASSWORD_WORDS = ["Summer", "Falcon", "Harbor", "Copper", "Maple", "Winter", "Orbit", "Velvet", "Granite",
-                  "Lantern", "Meadow", "Cobalt", "Juniper", "Thunder", "Saffron", "Quartz", "Willow", "Ember"]
+PASSWORD_WORDS = [
+    "Summer",
+    "Falcon",
+    "Harbor",
+    "Copper",
+    "Maple",
+    "Winter",
+    "Orbit",
+    "Velvet",
+    "Granite",
+    "Lantern",
+    "Meadow",
+    "Cobalt",
+    "Juniper",
+    "Thunder",
+    "Saffron",
+    "Quartz",
+    "Willow",
+    "Ember",
+]
 
 
 def password(rng: random.Random, url_safe: bool = False) -> str:
@@ -396,12 +448,14 @@ def password(rng: random.Random, url_safe: bool = False) -> str:
 
 def private_key(rng: random.Random, indent: str = "", newline: str = "\n") -> str:
     """A short fake PEM private key block (random base64 body)."""
-    kind, prefix = rng.choice([
-        ("RSA PRIVATE KEY", "MIIEowIBAAKCAQEA"),
-        ("PRIVATE KEY", "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC"),
-        ("EC PRIVATE KEY", "MHcCAQEEI"),
-        ("OPENSSH PRIVATE KEY", "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ"),
-    ])
+    kind, prefix = rng.choice(
+        [
+            ("RSA PRIVATE KEY", "MIIEowIBAAKCAQEA"),
+            ("PRIVATE KEY", "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC"),
+            ("EC PRIVATE KEY", "MHcCAQEEI"),
+            ("OPENSSH PRIVATE KEY", "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ"),
+        ]
+    )
     body = prefix + b64(rng.randbytes(rng.randint(150, 230)))
     lines = [body[i : i + 64] for i in range(0, len(body), 64)]
     block = [f"-----BEGIN {kind}-----", *lines, f"-----END {kind}-----"]
@@ -432,8 +486,7 @@ class Person:
         return f"{self.first} {self.last}"
 
     def labeled_values(self) -> list[str]:
-        return [self.first, self.last, self.full, self.email, self.phone, self.username, self.address,
-                self.city]
+        return [self.first, self.last, self.full, self.email, self.phone, self.username, self.address, self.city]
 
 
 def address_for(fake: Faker, locale: str) -> tuple[str, str]:
@@ -456,15 +509,27 @@ def _draw_person(ctx: Ctx, locale: str | None) -> Person:
     last = fake.last_name()
     title = rng.choice(TITLES[loc][0 if female else 1])
     f_slug, l_slug = ascii_slug(first), ascii_slug(last)
-    local = rng.choice([
-        f"{f_slug}.{l_slug}", f"{f_slug[0]}{l_slug}", f"{f_slug}_{l_slug}", f"{f_slug}{rng.randint(1, 99)}",
-        f"{f_slug}.{l_slug[0]}", f"{l_slug}.{f_slug}", f"{f_slug}{l_slug}{rng.randint(70, 99)}",
-    ])
+    local = rng.choice(
+        [
+            f"{f_slug}.{l_slug}",
+            f"{f_slug[0]}{l_slug}",
+            f"{f_slug}_{l_slug}",
+            f"{f_slug}{rng.randint(1, 99)}",
+            f"{f_slug}.{l_slug[0]}",
+            f"{l_slug}.{f_slug}",
+            f"{f_slug}{l_slug}{rng.randint(70, 99)}",
+        ]
+    )
     domain = fake.free_email_domain() if rng.random() < 0.7 else fake.domain_name()
-    username = rng.choice([
-        f"{f_slug[0]}{l_slug}", f"{f_slug}{l_slug[:1]}{rng.randint(1, 999)}", fake.user_name(),
-        f"{f_slug}_{l_slug}", f"{l_slug}{f_slug[:2]}",
-    ])
+    username = rng.choice(
+        [
+            f"{f_slug[0]}{l_slug}",
+            f"{f_slug}{l_slug[:1]}{rng.randint(1, 999)}",
+            fake.user_name(),
+            f"{f_slug}_{l_slug}",
+            f"{l_slug}{f_slug[:2]}",
+        ]
+    )
     phone = us_phone(rng) if loc == "en_US" else fake.phone_number()
     address, city = address_for(fake, loc)
     return Person(loc, first, last, title, f"{local}@{domain}", phone, username, address, city)
@@ -498,21 +563,26 @@ def full_name(ctx: Ctx) -> str:
 
 def order_id(rng: random.Random) -> str:
     """An order number in one of several shop formats."""
-    return rng.choice([
-        f"ORD-{rng.randint(10000, 99999)}-{rand_str(rng, string.ascii_uppercase, 2)}",
-        f"ORD-{rng.randint(100000, 999999)}",
-        f"#{rng.randint(100, 999)}-{rng.randint(1000000, 9999999)}-{rng.randint(1000000, 9999999)}",
-        f"SO{rng.randint(10000000, 99999999)}",
-    ])
+    return rng.choice(
+        [
+            f"ORD-{rng.randint(10000, 99999)}-{rand_str(rng, string.ascii_uppercase, 2)}",
+            f"ORD-{rng.randint(100000, 999999)}",
+            f"#{rng.randint(100, 999)}-{rng.randint(1000000, 9999999)}-{rng.randint(1000000, 9999999)}",
+            f"SO{rng.randint(10000000, 99999999)}",
+        ]
+    )
 
 
 def account_id(rng: random.Random) -> str:
     """A customer account number in one of several formats."""
-    return rng.choice([
-        f"ACC-{rng.randint(0, 9999999):07d}", f"CUST-{rng.randint(100000, 999999)}",
-        f"AC{rng.randint(10, 99)}-{rand_str(rng, UPPER_ALNUM, 6)}",
-        f"{rng.randint(10, 99)}-{rng.randint(100000, 999999)}-C",
-    ])
+    return rng.choice(
+        [
+            f"ACC-{rng.randint(0, 9999999):07d}",
+            f"CUST-{rng.randint(100000, 999999)}",
+            f"AC{rng.randint(10, 99)}-{rand_str(rng, UPPER_ALNUM, 6)}",
+            f"{rng.randint(10, 99)}-{rng.randint(100000, 999999)}-C",
+        ]
+    )
 
 
 # --------------------------------------------------------------------------------------------------
@@ -520,9 +590,18 @@ def account_id(rng: random.Random) -> str:
 # --------------------------------------------------------------------------------------------------
 
 PRODUCTS = [
-    "Aero X2 router", "Halo mesh extender", "Pulse smart thermostat", "Vista 4K streaming stick",
-    "Lark wireless earbuds", "Terra standing desk", "Cinder espresso machine", "Atlas 27-inch monitor",
-    "Orbit robot vacuum", "Cirrus air purifier", "Beacon video doorbell", "Quill e-reader",
+    "Aero X2 router",
+    "Halo mesh extender",
+    "Pulse smart thermostat",
+    "Vista 4K streaming stick",
+    "Lark wireless earbuds",
+    "Terra standing desk",
+    "Cinder espresso machine",
+    "Atlas 27-inch monitor",
+    "Orbit robot vacuum",
+    "Cirrus air purifier",
+    "Beacon video doorbell",
+    "Quill e-reader",
 ]
 
 CUSTOMER_OPEN = [
@@ -656,34 +735,33 @@ TOPICS = [
     Topic(
         "delivery",
         (
-            ("My {product} was supposed to arrive on {date2}, but the tracking page hasn't updated in four "
-             "days."),
-            ("The tracking says delivered, but there's nothing at {address} and my neighbours didn't get it "
-             "either."),
+            ("My {product} was supposed to arrive on {date2}, but the tracking page hasn't updated in four days."),
+            ("The tracking says delivered, but there's nothing at {address} and my neighbours didn't get it either."),
             "I ordered a {product} and it still shows 'label created'. Is it actually on its way?",
             "The parcel for order {order} seems to be going back and forth between two depots.",
         ),
         (
-            ("The carrier says the parcel is at a regional sorting hub; delays there usually clear within "
-             "48 hours."),
+            ("The carrier says the parcel is at a regional sorting hub; delays there usually clear within 48 hours."),
             "Drivers sometimes leave parcels at a side door or with building management, worth a quick look.",
-            ("The last scan shows it was weighed but not loaded, so it missed the truck and goes out on the "
-             "next run."),
+            ("The last scan shows it was weighed but not loaded, so it missed the truck and goes out on the next run."),
             "I've opened a trace with the carrier; they usually answer within two business days.",
             "Holiday volumes are high right now, so some routes are running a day or two behind schedule.",
         ),
         (
             "The tracking still says the same thing. Should I cancel the order?",
-            ("The box finally arrived, but it's crushed on one corner. The {product} itself seems fine "
-             "though."),
+            ("The box finally arrived, but it's crushed on one corner. The {product} itself seems fine though."),
             "Can you send the replacement to my office instead? It's {address2}.",
             "I'm away from {date2} for a week, so please don't ship anything until I'm back.",
         ),
         (
-            ("I've shipped a replacement {product} by express courier at no cost; the new tracking "
-             "number will follow by email."),
-            ("Since the parcel is lost, I've issued a full refund. It can take 3-5 business days to appear, "
-             "depending on your bank."),
+            (
+                "I've shipped a replacement {product} by express courier at no cost; the new tracking "
+                "number will follow by email."
+            ),
+            (
+                "Since the parcel is lost, I've issued a full refund. It can take 3-5 business days to appear, "
+                "depending on your bank."
+            ),
         ),
     ),
     Topic(
@@ -696,11 +774,9 @@ TOPICS = [
         ),
         (
             "I see two authorisations; one is a temporary hold that drops off within five business days.",
-            ("Pending charges are often still shown by the bank even after the payment processor has voided "
-             "them."),
+            ("Pending charges are often still shown by the bank even after the payment processor has voided them."),
             "I've escalated this to billing; they'll reverse the duplicate payment and confirm by email.",
-            ("For the refund I can send it back to the original card or by bank transfer, whichever you "
-             "prefer."),
+            ("For the refund I can send it back to the original card or by bank transfer, whichever you prefer."),
             "The promotion ended at midnight, but I'll apply the discount manually as a goodwill gesture.",
         ),
         (
@@ -718,19 +794,15 @@ TOPICS = [
         "connectivity",
         (
             "My {product} keeps dropping the connection every evening around 8pm.",
-            ("Since the last firmware update the wifi disconnects every few minutes and the light blinks "
-             "orange."),
+            ("Since the last firmware update the wifi disconnects every few minutes and the light blinks orange."),
             "I can't reach the admin page anymore. The WAN address it shows is {ip}.",
             "Video calls freeze constantly even though the speed test looks fine.",
         ),
         (
             "Let's start with a power cycle: unplug the {product} for thirty seconds, then plug it back in.",
-            ("Please switch the 5 GHz channel from auto to 36 or 149; crowded channels cause most evening "
-             "drops."),
-            ("If you have a spare cable, connect a laptop to port 1 and run a speed test to rule out the "
-             "line."),
-            ("In the app, go to Settings > Advanced > Firmware and check that you're on version 3.2.7 or "
-             "later."),
+            ("Please switch the 5 GHz channel from auto to 36 or 149; crowded channels cause most evening drops."),
+            ("If you have a spare cable, connect a laptop to port 1 and run a speed test to rule out the line."),
+            ("In the app, go to Settings > Advanced > Firmware and check that you're on version 3.2.7 or later."),
             "Could you tell me the public IP your device reports? It lets me check for errors on our side.",
             "Turning off band steering for a day helps us see whether older devices are causing the drops.",
         ),
@@ -743,8 +815,7 @@ TOPICS = [
         (
             "I've scheduled a technician visit to {address} on {date2} between 8am and noon.",
             "Your line shows signal errors on our side, so I've raised a fault with the network team.",
-            ("I've pushed the firmware update remotely; the {product} will restart once in the next few "
-             "minutes."),
+            ("I've pushed the firmware update remotely; the {product} will restart once in the next few minutes."),
         ),
     ),
     Topic(
@@ -782,8 +853,7 @@ TOPICS = [
         (
             "For your security, I've unlocked the account and signed out all active sessions.",
             "Please check the spam or promotions folder; reset emails sometimes land there.",
-            ("I'd strongly recommend turning on two-step verification under Profile > Security once you're "
-             "back in."),
+            ("I'd strongly recommend turning on two-step verification under Profile > Security once you're back in."),
             "The reset link expires after 30 minutes, so please use it soon after it arrives.",
             "Changing the sign-in email needs a confirmation click from both the old and the new address.",
         ),
@@ -863,11 +933,18 @@ def make_conversation(ctx: Ctx, scope: str, parts: int, agents: list[str], topic
     fake = ctx.fakers[person.locale]
     agent, agent2 = rng.sample(agents, 2)
     slots: Slots = {
-        "name": (person.full, PERSON), "first": (person.first, PERSON), "last": (person.last, PERSON),
-        "title": (person.title, None), "email": (person.email, EMAIL_ADDRESS),
-        "phone": (person.phone, PHONE_NUMBER), "address": (person.address, STREET_ADDRESS),
-        "city": (person.city, LOCATION), "username": (person.username, USERNAME),
-        "agent": (agent, PERSON), "agent2": (agent2, PERSON), "product": (rng.choice(PRODUCTS), None),
+        "name": (person.full, PERSON),
+        "first": (person.first, PERSON),
+        "last": (person.last, PERSON),
+        "title": (person.title, None),
+        "email": (person.email, EMAIL_ADDRESS),
+        "phone": (person.phone, PHONE_NUMBER),
+        "address": (person.address, STREET_ADDRESS),
+        "city": (person.city, LOCATION),
+        "username": (person.username, USERNAME),
+        "agent": (agent, PERSON),
+        "agent2": (agent2, PERSON),
+        "product": (rng.choice(PRODUCTS), None),
         "order": (fresh_value(ctx, lambda: order_id(rng), "order id"), ACCOUNT_ID),
         "account": (fresh_value(ctx, lambda: account_id(rng), "account id"), ACCOUNT_ID),
         "rma": (fresh_value(ctx, lambda: f"RMA-{rng.randint(100000, 999999)}", "rma"), ACCOUNT_ID),
@@ -875,8 +952,7 @@ def make_conversation(ctx: Ctx, scope: str, parts: int, agents: list[str], topic
         "date2": (fmt_date(rng, ctx.day(), person.locale, with_time=rng.random() < 0.2), DATE_TIME),
         "card": (credit_card(rng), CREDIT_CARD),
         "ip": (ipv4(rng) if rng.random() < 0.85 else ipv6(rng), IP_ADDRESS),
-        "address2": (fresh_value(ctx, lambda: address_for(fake, person.locale)[0], "address"),
-                     STREET_ADDRESS),
+        "address2": (fresh_value(ctx, lambda: address_for(fake, person.locale)[0], "address"), STREET_ADDRESS),
     }
     if person.locale != "en_US" or rng.random() < 0.1:
         slots["iban"] = (iban(ctx.fakers[rng.choice(["de_DE", "fr_FR", "en_GB", "es_ES"])], rng), IBAN_CODE)
@@ -927,8 +1003,7 @@ def chat_turns(rng: random.Random, conv: Conversation, pick: Picker, part: int) 
         turns.append(("customer", [pick(CUSTOMER_FOLLOWUP)]))
     options: list[list[tuple[str, list[str]]]] = [
         [("agent", [pick(AGENT_VERIFY)]), ("customer", [pick(CUSTOMER_VERIFY)])],
-        [("agent", [pick(AGENT_ACK), pick(topic.steps)]),
-         ("customer", [pick(topic.reply, prefer_private=0.4)])],
+        [("agent", [pick(AGENT_ACK), pick(topic.steps)]), ("customer", [pick(topic.reply, prefer_private=0.4)])],
         [("agent", [pick(topic.steps)]), ("customer", [pick(topic.reply, prefer_private=0.4)])],
     ]
     rng.shuffle(options)
@@ -949,8 +1024,7 @@ def chat_turns(rng: random.Random, conv: Conversation, pick: Picker, part: int) 
     return merged
 
 
-def chat_record(rng: random.Random, conv: Conversation, pick: Picker,
-                part: int) -> tuple[str, list[dict[str, Any]]]:
+def chat_record(rng: random.Random, conv: Conversation, pick: Picker, part: int) -> tuple[str, list[dict[str, Any]]]:
     """Text and spans of record ``part`` of a conversation, one ``speaker: ...`` line per turn."""
     doc = Doc()
     for i, (speaker, sentences) in enumerate(chat_turns(rng, conv, pick, part)):
@@ -993,8 +1067,7 @@ NOTE_HEADERS = {
 NOTE_BODY = {
     "clinical": [
         "Chief complaint: intermittent headaches for three weeks, worse in the afternoon, no visual changes.",
-        ("Patient reports better sleep since cutting evening caffeine but still wakes once or twice per "
-         "night."),
+        ("Patient reports better sleep since cutting evening caffeine but still wakes once or twice per night."),
         "Vitals: BP 128/82, HR 74, temp 98.4 F, SpO2 98% on room air.",
         "Medication list reviewed and reconciled; no new allergies reported.",
         "Plan: continue the current dose, repeat labs in six weeks, return sooner if symptoms worsen.",
@@ -1060,17 +1133,23 @@ def note_record(ctx: Ctx, note_type: str) -> tuple[str, list[dict[str, Any]], st
     person = make_person(ctx, "en_US" if note_type != "crm" and rng.random() < 0.8 else None)
     fake = ctx.fakers[person.locale]
     slots: Slots = {
-        "name": (person.full, PERSON), "first": (person.first, PERSON), "last": (person.last, PERSON),
-        "title": (person.title, None), "email": (person.email, EMAIL_ADDRESS),
-        "phone": (person.phone, PHONE_NUMBER), "address": (person.address, STREET_ADDRESS),
+        "name": (person.full, PERSON),
+        "first": (person.first, PERSON),
+        "last": (person.last, PERSON),
+        "title": (person.title, None),
+        "email": (person.email, EMAIL_ADDRESS),
+        "phone": (person.phone, PHONE_NUMBER),
+        "address": (person.address, STREET_ADDRESS),
         "city": (person.city, LOCATION),
         "date": (fmt_date(rng, ctx.day(), person.locale), DATE_TIME),
         "date2": (fmt_date(rng, ctx.day(), person.locale), DATE_TIME),
         "dob": (fmt_date(rng, ctx.day(birth=True), person.locale), DATE_TIME),
         "mrn": (fresh_value(ctx, lambda: f"MRN-{rng.randint(1000000, 9999999)}", "mrn"), ACCOUNT_ID),
         "emp": (fresh_value(ctx, lambda: f"E{rng.randint(100000, 999999)}", "employee id"), ACCOUNT_ID),
-        "doctor": (full_name(ctx), PERSON), "doctor2": (full_name(ctx), PERSON),
-        "manager": (full_name(ctx), PERSON), "contact": (full_name(ctx), PERSON),
+        "doctor": (full_name(ctx), PERSON),
+        "doctor2": (full_name(ctx), PERSON),
+        "manager": (full_name(ctx), PERSON),
+        "contact": (full_name(ctx), PERSON),
         "author": (full_name(ctx), PERSON),
         "phone2": (us_phone(rng) if person.locale == "en_US" else fake.phone_number(), PHONE_NUMBER),
     }
@@ -1108,8 +1187,24 @@ def note_record(ctx: Ctx, note_type: str) -> tuple[str, list[dict[str, Any]], st
 # Code repositories
 # --------------------------------------------------------------------------------------------------
 
-SERVICES = ["billing", "ledger", "checkout", "notifier", "search", "inventory", "payments", "auth", "reports",
-            "shipping", "catalog", "webhooks", "scheduler", "analytics", "gateway", "profiles"]
+SERVICES = [
+    "billing",
+    "ledger",
+    "checkout",
+    "notifier",
+    "search",
+    "inventory",
+    "payments",
+    "auth",
+    "reports",
+    "shipping",
+    "catalog",
+    "webhooks",
+    "scheduler",
+    "analytics",
+    "gateway",
+    "profiles",
+]
 REGIONS = ["us-east-1", "us-west-2", "eu-west-1", "eu-central-1", "ap-southeast-2"]
 
 
@@ -1129,8 +1224,14 @@ def _draw_repo_slots(ctx: Ctx, svc: str) -> Slots:
     tld = rng.choice(["internal", "corp", "lan", "int"])
     db_host = f"{rng.choice(['pg', 'db', 'postgres', 'sql'])}-{rng.randint(1, 9):02d}.{svc}.{corp}.{tld}"
     api_host = f"{rng.choice(['api', 'svc', 'core'])}.{svc}.{corp}.{tld}"
-    db_user = rng.choice([f"{svc}_app{rng.randint(1, 99)}", f"svc_{svc}_{rng.randint(1, 99)}",
-                          f"{svc}_rw{rng.randint(1, 99)}", author.username])
+    db_user = rng.choice(
+        [
+            f"{svc}_app{rng.randint(1, 99)}",
+            f"svc_{svc}_{rng.randint(1, 99)}",
+            f"{svc}_rw{rng.randint(1, 99)}",
+            author.username,
+        ]
+    )
     db_pass = password(rng, url_safe=True)
     db_name = f"{svc}_{rng.choice(['prod', 'main', 'db', 'core'])}"
     redis_pass = password(rng, url_safe=True)
@@ -1138,32 +1239,50 @@ def _draw_repo_slots(ctx: Ctx, svc: str) -> Slots:
     mongo_host = f"cluster{rng.randint(0, 9)}.{corp}.mongodb.net"
     smtp_user = f"{rng.choice(['alerts', 'noreply', 'mailer', 'ops'])}{rng.randint(1, 99)}@{corp}.com"
     return {
-        "svc": (svc, None), "corp": (corp, None), "region": (rng.choice(REGIONS), None),
+        "svc": (svc, None),
+        "corp": (corp, None),
+        "region": (rng.choice(REGIONS), None),
         "port": (str(rng.choice([3000, 5000, 8000, 8080, 8443, 9000])), None),
-        "author": (author.full, PERSON), "author_email": (author.email, EMAIL_ADDRESS),
-        "author2": (author2.full, PERSON), "author2_email": (author2.email, EMAIL_ADDRESS),
+        "author": (author.full, PERSON),
+        "author_email": (author.email, EMAIL_ADDRESS),
+        "author2": (author2.full, PERSON),
+        "author2_email": (author2.email, EMAIL_ADDRESS),
         "home_user": (author.username, USERNAME),
         "deploy_user": (rng.choice([author2.username, f"deploy-{svc}{rng.randint(2, 9)}"]), USERNAME),
-        "db_user": (db_user, USERNAME), "db_pass": (db_pass, PASSWORD), "db_host": (db_host, URL),
+        "db_user": (db_user, USERNAME),
+        "db_pass": (db_pass, PASSWORD),
+        "db_host": (db_host, URL),
         "db_name": (db_name, None),
-        "db_url": (f"{rng.choice(['postgres', 'postgresql'])}://{db_user}:{db_pass}@{db_host}:5432/{db_name}",
-                   CONNECTION_STRING),
-        "jdbc_url": (f"jdbc:postgresql://{db_host}:5432/{db_name}?user={db_user}&password={db_pass}",
-                     CONNECTION_STRING),
-        "ado_conn": (f"Server={db_host};Port=5432;Database={db_name};User Id={db_user};Password={db_pass};",
-                     CONNECTION_STRING),
+        "db_url": (
+            f"{rng.choice(['postgres', 'postgresql'])}://{db_user}:{db_pass}@{db_host}:5432/{db_name}",
+            CONNECTION_STRING,
+        ),
+        "jdbc_url": (
+            f"jdbc:postgresql://{db_host}:5432/{db_name}?user={db_user}&password={db_pass}",
+            CONNECTION_STRING,
+        ),
+        "ado_conn": (
+            f"Server={db_host};Port=5432;Database={db_name};User Id={db_user};Password={db_pass};",
+            CONNECTION_STRING,
+        ),
         "mysql_url": (f"mysql://{db_user}:{db_pass}@{db_host}:3306/{db_name}", CONNECTION_STRING),
         "redis_url": (f"redis://:{redis_pass}@{redis_host}:6379/0", CONNECTION_STRING),
         "mongo_url": (f"mongodb+srv://{db_user}:{db_pass}@{mongo_host}/{db_name}", CONNECTION_STRING),
-        "api_host": (api_host, URL), "api_url": (f"https://{api_host}/v{rng.randint(1, 3)}", URL),
+        "api_host": (api_host, URL),
+        "api_url": (f"https://{api_host}/v{rng.randint(1, 3)}", URL),
         "ci_url": (f"https://{rng.choice(['ci', 'jenkins', 'builds'])}.{corp}.{tld}/job/{svc}", URL),
         "internal_ip": (ipv4(rng, private=True), IP_ADDRESS),
         "internal_ip2": (ipv4(rng, private=True), IP_ADDRESS),
-        "aws_key": (aws_key_id(rng), API_KEY), "aws_secret": (aws_secret(rng), SECRET),
-        "gh_token": (github_token(rng), API_KEY), "slack_token": (slack_token(rng), API_KEY),
-        "api_key": (generic_api_key(rng), API_KEY), "api_key2": (generic_api_key(rng), API_KEY),
-        "jwt_secret": (rand_str(rng, ALNUM, rng.randint(32, 48)), SECRET), "jwt": (jwt(rng), SECRET),
-        "smtp_user": (smtp_user, EMAIL_ADDRESS), "smtp_pass": (password(rng), PASSWORD),
+        "aws_key": (aws_key_id(rng), API_KEY),
+        "aws_secret": (aws_secret(rng), SECRET),
+        "gh_token": (github_token(rng), API_KEY),
+        "slack_token": (slack_token(rng), API_KEY),
+        "api_key": (generic_api_key(rng), API_KEY),
+        "api_key2": (generic_api_key(rng), API_KEY),
+        "jwt_secret": (rand_str(rng, ALNUM, rng.randint(32, 48)), SECRET),
+        "jwt": (jwt(rng), SECRET),
+        "smtp_user": (smtp_user, EMAIL_ADDRESS),
+        "smtp_pass": (password(rng), PASSWORD),
         "admin_pass": (password(rng), PASSWORD),
         "pem": (private_key(rng), PRIVATE_KEY),
         "pem_json": (private_key(rng, newline="\\n"), PRIVATE_KEY),
@@ -1186,21 +1305,33 @@ def file_extras(rng: random.Random) -> Slots:
     word = rng.choice(["abc", "hello world", "The quick brown fox", "curation", "fixture-001", "payload"])
     png = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + rng.randbytes(rng.randint(40, 70))
     return {
-        "sha": (sha_hex(rng), None), "sha_b": (sha_hex(rng), None), "sha_short": (sha_hex(rng, 7), None),
-        "uuid1": (rand_uuid(rng), None), "uuid2": (rand_uuid(rng), None), "uuid3": (rand_uuid(rng), None),
-        "sha256a": (sha_hex(rng, 64), None), "sha256b": (sha_hex(rng, 64), None),
-        "sha256c": (sha_hex(rng, 64), None), "digest": (sha_hex(rng, 64), None),
+        "sha": (sha_hex(rng), None),
+        "sha_b": (sha_hex(rng), None),
+        "sha_short": (sha_hex(rng, 7), None),
+        "uuid1": (rand_uuid(rng), None),
+        "uuid2": (rand_uuid(rng), None),
+        "uuid3": (rand_uuid(rng), None),
+        "sha256a": (sha_hex(rng, 64), None),
+        "sha256b": (sha_hex(rng, 64), None),
+        "sha256c": (sha_hex(rng, 64), None),
+        "digest": (sha_hex(rng, 64), None),
         "integrity": ("sha512-" + b64(rng.randbytes(64)), None),
         "integrity2": ("sha512-" + b64(rng.randbytes(64)), None),
-        "b64img": (b64(png), None), "b64img2": (b64(png[:16] + rng.randbytes(30)), None),
-        "word": (word, None), "word_sha": (hashlib.sha256(word.encode()).hexdigest(), None),
+        "b64img": (b64(png), None),
+        "b64img2": (b64(png[:16] + rng.randbytes(30)), None),
+        "word": (word, None),
+        "word_sha": (hashlib.sha256(word.encode()).hexdigest(), None),
         "word_md5": (hashlib.md5(word.encode()).hexdigest(), None),
-        "hmac_key": ("0b" * 20, None), "nonce": (sha_hex(rng, 24), None),
+        "hmac_key": ("0b" * 20, None),
+        "nonce": (sha_hex(rng, 24), None),
         "batch": (str(rng.choice([100, 250, 500, 1000])), None),
         "version": (f"{rng.randint(0, 4)}.{rng.randint(0, 19)}.{rng.randint(0, 30)}", None),
-        "rev": (sha_hex(rng, 12), None), "rev2": (sha_hex(rng, 12), None),
-        "h1a": (b64(rng.randbytes(32)), None), "h1b": (b64(rng.randbytes(32)), None),
-        "h1c": (b64(rng.randbytes(32)), None), "vector_in": (sha_hex(rng, 96), None),
+        "rev": (sha_hex(rng, 12), None),
+        "rev2": (sha_hex(rng, 12), None),
+        "h1a": (b64(rng.randbytes(32)), None),
+        "h1b": (b64(rng.randbytes(32)), None),
+        "h1c": (b64(rng.randbytes(32)), None),
+        "vector_in": (sha_hex(rng, 96), None),
         "vector_out": (sha_hex(rng, 128), None),
     }
 
@@ -1221,7 +1352,10 @@ def tpl(path: str, language: str, body: str, extended: bool = False) -> CodeTemp
 
 
 SECRET_TEMPLATES = [
-    tpl("src/{svc}/settings.py", "python", '''
+    tpl(
+        "src/{svc}/settings.py",
+        "python",
+        '''
 """Runtime settings for the {{svc}} service.
 
 Owner: {{author}} <{{author_email}}>
@@ -1249,8 +1383,12 @@ MAX_BATCH_SIZE = {{batch}}
 def pool_options() -> dict:
     """Options shared by the API process and the background workers."""
     return {"pool_size": 10, "max_overflow": 5, "pool_recycle": 1800, "pool_pre_ping": True}
-'''),
-    tpl("src/{svc}/notify.py", "python", '''
+''',
+    ),
+    tpl(
+        "src/{svc}/notify.py",
+        "python",
+        '''
 import json
 import logging
 import urllib.request
@@ -1276,8 +1414,12 @@ def post_alert(text: str, severity: str = "warning") -> bool:
     except OSError as exc:
         log.warning("slack post failed: %s", exc)
         return False
-'''),
-    tpl("tools/sync_tags.py", "python", '''
+''',
+    ),
+    tpl(
+        "tools/sync_tags.py",
+        "python",
+        '''
 """Mirror release tags from GitHub into the internal artifact index."""
 
 from __future__ import annotations
@@ -1303,8 +1445,12 @@ def publish(repo: str) -> int:
     for name in tags:
         requests.post(INDEX_URL + "/tags", json={"repo": repo, "tag": name}, timeout=10)
     return len(tags)
-'''),
-    tpl("src/{svc}/signing.py", "python", '''
+''',
+    ),
+    tpl(
+        "src/{svc}/signing.py",
+        "python",
+        '''
 """Sign outgoing webhook payloads. Key rotation: ask {{author2}}."""
 
 import hashlib
@@ -1319,8 +1465,12 @@ def sign(body: bytes, ts: int | None = None) -> str:
     ts = ts or int(time.time())
     mac = hmac.new(WEBHOOK_SECRET.encode(), f"{ts}.".encode() + body, hashlib.sha256)
     return f"t={ts},v1={mac.hexdigest()}"
-'''),
-    tpl("src/config.js", "javascript", """
+''',
+    ),
+    tpl(
+        "src/config.js",
+        "javascript",
+        """
 'use strict';
 
 // Service configuration. Ask {{author}} ({{author_email}}) before changing the defaults.
@@ -1333,8 +1483,12 @@ module.exports = {
   cacheTtlSeconds: 300,
   buildSha: '{{sha}}',
 };
-"""),
-    tpl("src/lib/apiClient.js", "javascript", """
+""",
+    ),
+    tpl(
+        "src/lib/apiClient.js",
+        "javascript",
+        """
 const axios = require('axios');
 
 const SERVICE_TOKEN = '{{jwt}}';
@@ -1349,8 +1503,12 @@ async function getInvoices(customerId, { includeVoid = false } = {}) {
 }
 
 module.exports = { getInvoices };
-"""),
-    tpl("docker-compose.yml", "yaml", """
+""",
+    ),
+    tpl(
+        "docker-compose.yml",
+        "yaml",
+        """
 services:
   db:
     image: postgres:16@sha256:{{digest}}
@@ -1372,8 +1530,12 @@ services:
       - db
 volumes:
   pgdata: {}
-"""),
-    tpl("config/settings.yaml", "yaml", """
+""",
+    ),
+    tpl(
+        "config/settings.yaml",
+        "yaml",
+        """
 app:
   name: {{svc}}
   workers: 4
@@ -1392,8 +1554,12 @@ mail:
 features:
   exports: true
   beta_search: false
-"""),
-    tpl(".env", "dotenv", """
+""",
+    ),
+    tpl(
+        ".env",
+        "dotenv",
+        """
 # local overrides - do not commit
 NODE_ENV=development
 PORT={{port}}
@@ -1407,8 +1573,12 @@ SMTP_USER={{smtp_user}}
 SMTP_PASSWORD={{smtp_pass}}
 ?|ADMIN_PASSWORD={{admin_pass}}
 FEATURE_FLAGS=search,exports
-"""),
-    tpl("config/appsettings.json", "json", """
+""",
+    ),
+    tpl(
+        "config/appsettings.json",
+        "json",
+        """
 {
   "Logging": { "LogLevel": { "Default": "Information", "Microsoft": "Warning" } },
   "ConnectionStrings": {
@@ -1418,8 +1588,12 @@ FEATURE_FLAGS=search,exports
 ?|  "Payments": { "ApiKey": "{{api_key}}", "TimeoutSeconds": 20 },
   "AllowedHosts": "*"
 }
-"""),
-    tpl("config/service-account.json", "json", """
+""",
+    ),
+    tpl(
+        "config/service-account.json",
+        "json",
+        """
 {
   "type": "service_account",
   "project_id": "{{svc}}-prod",
@@ -1428,8 +1602,12 @@ FEATURE_FLAGS=search,exports
   "client_email": "{{smtp_user}}",
   "client_id": "1{{batch}}{{port}}"
 }
-"""),
-    tpl("scripts/deploy.sh", "shell", """
+""",
+    ),
+    tpl(
+        "scripts/deploy.sh",
+        "shell",
+        """
 #!/usr/bin/env bash
 set -euo pipefail
 
@@ -1443,8 +1621,12 @@ rsync -az --delete ./dist/ "${DEPLOY_USER}@${DEPLOY_HOST}:/srv/{{svc}}/"
 ssh -i /home/{{home_user}}/.ssh/id_ed25519 "${DEPLOY_USER}@${DEPLOY_HOST}" 'sudo systemctl restart {{svc}}'
 ?|curl -fsS -H "Authorization: Bearer {{jwt}}" "{{api_url}}/deploys" -d "sha=$(git rev-parse HEAD)"
 echo "deployed $(git rev-parse --short HEAD)"
-"""),
-    tpl("scripts/backup_db.sh", "shell", """
+""",
+    ),
+    tpl(
+        "scripts/backup_db.sh",
+        "shell",
+        """
 #!/bin/sh
 # Nightly logical backup; cron on {{internal_ip2}} as {{deploy_user}}.
 set -e
@@ -1452,8 +1634,12 @@ STAMP=$(date +%Y%m%d)
 export PGPASSWORD='{{db_pass}}'
 pg_dump -h {{db_host}} -U {{db_user}} -Fc {{db_name}} > "/home/{{home_user}}/backups/{{db_name}}-$STAMP.dump"
 find /home/{{home_user}}/backups -name '*.dump' -mtime +14 -delete
-"""),
-    tpl("src/main/java/com/{corp}/{svc}/DataSourceConfig.java", "java", """
+""",
+    ),
+    tpl(
+        "src/main/java/com/{corp}/{svc}/DataSourceConfig.java",
+        "java",
+        """
 package com.{{corp}}.{{svc}};
 
 import com.zaxxer.hikari.HikariConfig;
@@ -1481,8 +1667,12 @@ public class DataSourceConfig {
         return new HikariDataSource(config);
     }
 }
-"""),
-    tpl("src/main/java/com/{corp}/{svc}/SlackNotifier.java", "java", """
+""",
+    ),
+    tpl(
+        "src/main/java/com/{corp}/{svc}/SlackNotifier.java",
+        "java",
+        """
 package com.{{corp}}.{{svc}};
 
 import java.net.URI;
@@ -1504,10 +1694,14 @@ public final class SlackNotifier {
         return client.send(req, HttpResponse.BodyHandlers.ofString()).statusCode();
     }
 }
-"""),
+""",
+    ),
     tpl("deploy/keys/{svc}_deploy.pem", "pem", "{{pem}}\n"),
     # ---- extended families (code_secrets only) ----
-    tpl("internal/config/config.go", "go", """
+    tpl(
+        "internal/config/config.go",
+        "go",
+        """
 package config
 
 import (
@@ -1538,8 +1732,13 @@ func getenv(key, fallback string) string {
 \t}
 \treturn fallback
 }
-""", extended=True),
-    tpl("cmd/worker/main.go", "go", """
+""",
+        extended=True,
+    ),
+    tpl(
+        "cmd/worker/main.go",
+        "go",
+        """
 package main
 
 import (
@@ -1562,8 +1761,13 @@ func main() {
 \t}
 \tw.Run()
 }
-""", extended=True),
-    tpl("src/api/client.ts", "typescript", """
+""",
+        extended=True,
+    ),
+    tpl(
+        "src/api/client.ts",
+        "typescript",
+        """
 import fetch from 'node-fetch';
 
 // TODO({{home_user}}): move these to the secrets manager before GA.
@@ -1583,8 +1787,13 @@ export async function listInvoices(customer: string): Promise<Invoice[]> {
   if (!res.ok) throw new Error(`invoice fetch failed: ${res.status}`);
   return (await res.json()) as Invoice[];
 }
-""", extended=True),
-    tpl("src/db.ts", "typescript", """
+""",
+        extended=True,
+    ),
+    tpl(
+        "src/db.ts",
+        "typescript",
+        """
 import { Pool } from 'pg';
 
 export const pool = new Pool({
@@ -1597,8 +1806,13 @@ export async function healthcheck(): Promise<boolean> {
   const { rows } = await pool.query('select 1 as ok');
   return rows[0]?.ok === 1;
 }
-""", extended=True),
-    tpl("config/app.ini", "ini", """
+""",
+        extended=True,
+    ),
+    tpl(
+        "config/app.ini",
+        "ini",
+        """
 [server]
 host = 0.0.0.0
 port = {{port}}
@@ -1612,8 +1826,13 @@ name = {{db_name}}
 [mail]
 username = {{smtp_user}}
 password = {{smtp_pass}}
-""", extended=True),
-    tpl(".pypirc", "ini", """
+""",
+        extended=True,
+    ),
+    tpl(
+        ".pypirc",
+        "ini",
+        """
 [distutils]
 index-servers =
     internal
@@ -1622,8 +1841,13 @@ index-servers =
 repository = {{api_url}}
 username = {{deploy_user}}
 password = {{admin_pass}}
-""", extended=True),
-    tpl("config/app.toml", "toml", """
+""",
+        extended=True,
+    ),
+    tpl(
+        "config/app.toml",
+        "toml",
+        """
 [service]
 name = "{{svc}}"
 region = "{{region}}"
@@ -1638,8 +1862,13 @@ token_ttl = "15m"
 ?|
 ?|[github]
 ?|token = "{{gh_token}}"
-""", extended=True),
-    tpl("Dockerfile", "dockerfile", """
+""",
+        extended=True,
+    ),
+    tpl(
+        "Dockerfile",
+        "dockerfile",
+        """
 FROM python:3.12-slim@sha256:{{digest}}
 
 ARG PIP_INDEX_URL
@@ -1653,8 +1882,13 @@ COPY requirements.txt .
 RUN pip install --no-cache-dir -r requirements.txt
 COPY . .
 CMD ["gunicorn", "-b", "0.0.0.0:{{port}}", "{{svc}}.wsgi:app"]
-""", extended=True),
-    tpl("deploy/k8s/secret.yaml", "yaml", """
+""",
+        extended=True,
+    ),
+    tpl(
+        "deploy/k8s/secret.yaml",
+        "yaml",
+        """
 apiVersion: v1
 kind: Secret
 metadata:
@@ -1667,8 +1901,13 @@ stringData:
 ?|  SLACK_BOT_TOKEN: "{{slack_token}}"
   tls.key: |
     {{pem_yaml}}
-""", extended=True),
-    tpl("deploy/k8s/deployment.yaml", "yaml", """
+""",
+        extended=True,
+    ),
+    tpl(
+        "deploy/k8s/deployment.yaml",
+        "yaml",
+        """
 apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -1695,14 +1934,24 @@ spec:
               value: "{{admin_pass}}"
           ports:
             - containerPort: {{port}}
-""", extended=True),
-    tpl(".npmrc", "ini", """
+""",
+        extended=True,
+    ),
+    tpl(
+        ".npmrc",
+        "ini",
+        """
 registry=https://registry.npmjs.org/
 @{{corp}}:registry=https://npm.pkg.github.com/
 //npm.pkg.github.com/:_authToken={{gh_token}}
 always-auth=true
-""", extended=True),
-    tpl("infra/main.tf", "terraform", """
+""",
+        extended=True,
+    ),
+    tpl(
+        "infra/main.tf",
+        "terraform",
+        """
 provider "aws" {
   region     = "{{region}}"
   access_key = "{{aws_key}}"
@@ -1718,8 +1967,13 @@ resource "aws_db_instance" "{{svc}}" {
   password          = "{{db_pass}}"
   skip_final_snapshot = false
 }
-""", extended=True),
-    tpl("src/main/resources/application.properties", "properties", """
+""",
+        extended=True,
+    ),
+    tpl(
+        "src/main/resources/application.properties",
+        "properties",
+        """
 server.port={{port}}
 spring.datasource.url={{jdbc_url}}
 spring.datasource.username={{db_user}}
@@ -1727,8 +1981,13 @@ spring.datasource.password={{db_pass}}
 spring.mail.username={{smtp_user}}
 spring.mail.password={{smtp_pass}}
 management.endpoints.web.exposure.include=health,info
-""", extended=True),
-    tpl("dotfiles/.bash_profile", "shell", """
+""",
+        extended=True,
+    ),
+    tpl(
+        "dotfiles/.bash_profile",
+        "shell",
+        """
 # {{home_user}}'s shell profile
 export PATH="/home/{{home_user}}/.local/bin:/home/{{home_user}}/go/bin:$PATH"
 export EDITOR=vim
@@ -1737,8 +1996,13 @@ export GITHUB_TOKEN={{gh_token}}
 ?|export OPENWEATHER_API_KEY={{api_key2}}
 alias k=kubectl
 alias proddb='psql "{{db_url}}"'
-""", extended=True),
-    tpl("public/wp-config.php", "php", """
+""",
+        extended=True,
+    ),
+    tpl(
+        "public/wp-config.php",
+        "php",
+        """
 <?php
 // ** Database settings ** //
 define( 'DB_NAME', '{{db_name}}' );
@@ -1752,8 +2016,13 @@ define( 'WP_DEBUG', false );
 
 $table_prefix = 'wp_';
 require_once ABSPATH . 'wp-settings.php';
-""", extended=True),
-    tpl("scripts/migrate.py", "python", '''
+""",
+        extended=True,
+    ),
+    tpl(
+        "scripts/migrate.py",
+        "python",
+        '''
 """One-off data migration between the legacy MySQL database and Postgres."""
 
 import sqlalchemy as sa
@@ -1770,19 +2039,29 @@ def copy_table(name: str) -> int:
             dst.execute(sa.text(f"INSERT INTO {name} VALUES :row"), {"row": tuple(chunk)})
             moved += 1
     return moved
-''', extended=True),
-    tpl("notebooks/explore_mongo.py", "python", '''
+''',
+        extended=True,
+    ),
+    tpl(
+        "notebooks/explore_mongo.py",
+        "python",
+        """
 # Scratch analysis by {{author}}; run from /home/{{home_user}}/work/{{svc}}
 from pymongo import MongoClient
 
 client = MongoClient("{{mongo_url}}")
 events = client["{{db_name}}"]["events"]
 print(events.count_documents({"type": "checkout"}))
-''', extended=True),
+""",
+        extended=True,
+    ),
 ]
 
 CLEAN_TEMPLATES = [
-    tpl("CHANGELOG.md", "markdown", """
+    tpl(
+        "CHANGELOG.md",
+        "markdown",
+        """
 # Changelog
 
 ## {{version}}
@@ -1793,8 +2072,12 @@ CLEAN_TEMPLATES = [
 ## Previous
 - Add structured logging and request ids.
 - Revert "cache negative lookups" ({{sha_b}}); it hid stale entries.
-"""),
-    tpl("requirements.lock", "text", """
+""",
+    ),
+    tpl(
+        "requirements.lock",
+        "text",
+        """
 # generated by pip-compile --generate-hashes
 certifi==2024.8.30 \\
     --hash=sha256:{{sha256a}}
@@ -1802,8 +2085,12 @@ idna==3.10 \\
     --hash=sha256:{{sha256b}}
 requests==2.32.3 \\
     --hash=sha256:{{sha256c}}
-"""),
-    tpl("package-lock.json", "json", """
+""",
+    ),
+    tpl(
+        "package-lock.json",
+        "json",
+        """
 {
   "name": "{{svc}}",
   "version": "{{version}}",
@@ -1821,21 +2108,33 @@ requests==2.32.3 \\
     }
   }
 }
-"""),
-    tpl("tests/fixtures/orders.json", "json", """
+""",
+    ),
+    tpl(
+        "tests/fixtures/orders.json",
+        "json",
+        """
 [
   {"id": "{{uuid1}}", "sku": "KB-104", "qty": 2, "total_cents": 5998, "status": "paid"},
   {"id": "{{uuid2}}", "sku": "MS-220", "qty": 1, "total_cents": 2499, "status": "refunded"},
   {"id": "{{uuid3}}", "sku": "HD-900", "qty": 1, "total_cents": 12900, "status": "open"}
 ]
-"""),
-    tpl("src/assets/icons.js", "javascript", """
+""",
+    ),
+    tpl(
+        "src/assets/icons.js",
+        "javascript",
+        """
 // Inlined 1x1 and 16x16 PNG icons so the status page works without a CDN.
 export const DOT = 'data:image/png;base64,{{b64img2}}';
 export const WARN_ICON = 'data:image/png;base64,{{b64img}}';
 export const iconFor = (state) => (state === 'ok' ? DOT : WARN_ICON);
-"""),
-    tpl("tests/test_digests.py", "python", '''
+""",
+    ),
+    tpl(
+        "tests/test_digests.py",
+        "python",
+        """
 import hashlib
 import hmac
 import uuid
@@ -1866,8 +2165,12 @@ def test_hmac_len() -> None:
 
 def test_ids_are_v4() -> None:
     assert all(u.version == 4 for u in ORDER_IDS)
-'''),
-    tpl("migrations/versions/{svc}_add_index.py", "python", '''
+""",
+    ),
+    tpl(
+        "migrations/versions/{svc}_add_index.py",
+        "python",
+        '''
 """add index on events.created_at
 
 Revision ID: {{rev}}
@@ -1886,8 +2189,12 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     op.drop_index("ix_events_created_at", table_name="events")
-'''),
-    tpl(".github/workflows/ci.yml", "yaml", """
+''',
+    ),
+    tpl(
+        ".github/workflows/ci.yml",
+        "yaml",
+        """
 name: ci
 on: [push, pull_request]
 jobs:
@@ -1902,8 +2209,12 @@ jobs:
         env:
           AWS_ACCESS_KEY_ID: ${{ secrets.AWS_ACCESS_KEY_ID }}
           AWS_SECRET_ACCESS_KEY: ${{ secrets.AWS_SECRET_ACCESS_KEY }}
-"""),
-    tpl("src/{svc}/config_loader.py", "python", '''
+""",
+    ),
+    tpl(
+        "src/{svc}/config_loader.py",
+        "python",
+        '''
 """Read settings from the environment only; nothing secret lives in the repo."""
 
 import os
@@ -1919,13 +2230,22 @@ class Settings:
 
 def load() -> Settings:
     return Settings(database_url=os.environ["DATABASE_URL"], api_key=os.environ["API_KEY"])
-'''),
-    tpl("go.sum", "text", """
+''',
+    ),
+    tpl(
+        "go.sum",
+        "text",
+        """
 github.com/google/uuid v1.6.0 h1:{{h1a}}
 github.com/google/uuid v1.6.0/go.mod h1:{{h1b}}
 github.com/pkg/errors v0.9.1 h1:{{h1c}}
-""", extended=True),
-    tpl("Dockerfile", "dockerfile", """
+""",
+        extended=True,
+    ),
+    tpl(
+        "Dockerfile",
+        "dockerfile",
+        """
 FROM node:20-alpine@sha256:{{digest}} AS build
 WORKDIR /src
 COPY package*.json ./
@@ -1936,8 +2256,13 @@ RUN npm run build
 FROM nginx:1.27-alpine@sha256:{{sha256a}}
 COPY --from=build /src/dist /usr/share/nginx/html
 # build {{sha}}
-""", extended=True),
-    tpl("tests/data/chacha20_vectors.json", "json", """
+""",
+        extended=True,
+    ),
+    tpl(
+        "tests/data/chacha20_vectors.json",
+        "json",
+        """
 {
   "description": "regression vectors for the streaming cipher wrapper (not real keys)",
   "cases": [
@@ -1946,8 +2271,13 @@ COPY --from=build /src/dist /usr/share/nginx/html
   ],
   "generated_from": "{{sha}}"
 }
-""", extended=True),
-    tpl("tests/fixtures/webhook_event.json", "json", """
+""",
+        extended=True,
+    ),
+    tpl(
+        "tests/fixtures/webhook_event.json",
+        "json",
+        """
 {
   "id": "evt_{{nonce}}",
   "type": "invoice.paid",
@@ -1955,7 +2285,9 @@ COPY --from=build /src/dist /usr/share/nginx/html
   "data": {"invoice": "{{uuid2}}", "amount": 4200, "currency": "usd"},
   "signature_fixture": "{{sha256b}}"
 }
-""", extended=True),
+""",
+        extended=True,
+    ),
 ]
 
 
@@ -2003,15 +2335,15 @@ def record_problems(text: str, spans: list[dict[str, Any]], ctx: Ctx | None = No
     return problems
 
 
-def build_record(rid: str, kind: str, scope: str, text: str, spans: list[dict[str, Any]],
-                 metadata: dict[str, Any]) -> dict[str, Any]:
+def build_record(
+    rid: str, kind: str, scope: str, text: str, spans: list[dict[str, Any]], metadata: dict[str, Any]
+) -> dict[str, Any]:
     """Assemble a record dict with spans sorted by start."""
     ordered = sorted(spans, key=lambda s: (int(s["start"]), int(s["end"])))
     return {"id": rid, "kind": kind, "scope_id": scope, "text": text, "spans": ordered, "metadata": metadata}
 
 
-def gen_conversation(ctx: Ctx, scope: str, parts: int, agents: list[str],
-                     topic: Topic) -> list[dict[str, Any]]:
+def gen_conversation(ctx: Ctx, scope: str, parts: int, agents: list[str], topic: Topic) -> list[dict[str, Any]]:
     """All records of one support conversation (regenerated until every record passes the checks)."""
     for _ in range(200):
         conv = make_conversation(ctx, scope, parts, agents, topic)
@@ -2021,8 +2353,13 @@ def gen_conversation(ctx: Ctx, scope: str, parts: int, agents: list[str],
             text, spans = chat_record(ctx.rng, conv, pick, part)
             if record_problems(text, spans, ctx):
                 break
-            meta = {"channel": conv.channel, "locale": conv.person.locale, "part": part + 1, "parts": parts,
-                    "topic": conv.topic.name}
+            meta = {
+                "channel": conv.channel,
+                "locale": conv.person.locale,
+                "part": part + 1,
+                "parts": parts,
+                "topic": conv.topic.name,
+            }
             out.append(build_record("", "chat", scope, text, spans, meta))
         else:
             return out
@@ -2039,8 +2376,7 @@ def gen_note(ctx: Ctx, scope: str) -> dict[str, Any]:
     raise RuntimeError(f"could not generate note {scope}")
 
 
-def gen_repo_files(ctx: Ctx, repo: Repo, n_files: int, clean_share: float,
-                   extended: bool) -> list[dict[str, Any]]:
+def gen_repo_files(ctx: Ctx, repo: Repo, n_files: int, clean_share: float, extended: bool) -> list[dict[str, Any]]:
     """``n_files`` distinct files of ``repo``; about ``clean_share`` of them carry no private values."""
     rng = ctx.rng
     secret_pool = [t for t in SECRET_TEMPLATES if extended or not t.extended]
@@ -2103,8 +2439,15 @@ def assign_ids(records: list[dict[str, Any]], prefix: str) -> list[dict[str, Any
     return records
 
 
-def gen_mixed(ctx: Ctx, total: int, n_notes: int, n_repos: int, files_per_repo: tuple[int, int],
-              scope_prefix: str, clean_share: float) -> list[dict[str, Any]]:
+def gen_mixed(
+    ctx: Ctx,
+    total: int,
+    n_notes: int,
+    n_repos: int,
+    files_per_repo: tuple[int, int],
+    scope_prefix: str,
+    clean_share: float,
+) -> list[dict[str, Any]]:
     """``total`` records of one data set: code files, notes, then chats for the rest, interleaved."""
     rng = ctx.rng
     repos: list[list[dict[str, Any]]] = []
@@ -2124,8 +2467,10 @@ def gen_mixed(ctx: Ctx, total: int, n_notes: int, n_repos: int, files_per_repo: 
     topics: list[Topic] = []
     while len(topics) < len(sizes):
         topics.extend(rng.sample(TOPICS, len(TOPICS)))
-    chats = [gen_conversation(ctx, f"{scope_prefix}conv-{i:04d}", parts, agents, topic)
-             for i, (parts, topic) in enumerate(zip(sizes, topics, strict=False), 1)]
+    chats = [
+        gen_conversation(ctx, f"{scope_prefix}conv-{i:04d}", parts, agents, topic)
+        for i, (parts, topic) in enumerate(zip(sizes, topics, strict=False), 1)
+    ]
     groups = chats + notes + repos
     rng.shuffle(groups)
     return [rec for group in groups for rec in group]
@@ -2157,16 +2502,27 @@ def to_jsonl(records: list[dict[str, Any]]) -> bytes:
 def generate(seed: int = DEFAULT_SEED) -> dict[str, bytes]:
     """Build the three data sets; returns file name -> JSONL bytes."""
     sample_ctx = Ctx("sample", seed, years=(2021, 2024), birth_years=(1938, 1970))
-    sample = assign_ids(gen_mixed(sample_ctx, total=150, n_notes=30, n_repos=6, files_per_repo=(5, 6),
-                                  scope_prefix="", clean_share=0.25), "sample")
+    sample = assign_ids(
+        gen_mixed(
+            sample_ctx, total=150, n_notes=30, n_repos=6, files_per_repo=(5, 6), scope_prefix="", clean_share=0.25
+        ),
+        "sample",
+    )
     sample_text = "\n".join(str(r["text"]) for r in sample)
 
     val_ctx = Ctx("validation", seed, years=(2025, 2026), birth_years=(1971, 2004), forbidden=sample_text)
-    validation = assign_ids(gen_mixed(val_ctx, total=300, n_notes=50, n_repos=9, files_per_repo=(4, 6),
-                                      scope_prefix="v", clean_share=0.25), "val")
+    validation = assign_ids(
+        gen_mixed(val_ctx, total=300, n_notes=50, n_repos=9, files_per_repo=(4, 6), scope_prefix="v", clean_share=0.25),
+        "val",
+    )
 
-    code_ctx = Ctx("code_secrets", seed, years=(2019, 2020), birth_years=(1960, 1999),
-                   forbidden=sample_text + "\n" + "\n".join(str(r["text"]) for r in validation))
+    code_ctx = Ctx(
+        "code_secrets",
+        seed,
+        years=(2019, 2020),
+        birth_years=(1960, 1999),
+        forbidden=sample_text + "\n" + "\n".join(str(r["text"]) for r in validation),
+    )
     code = assign_ids(gen_code_secrets(code_ctx, 200), "cs")
     return {
         SAMPLE_FILE: to_jsonl(sample),
@@ -2186,12 +2542,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point: write the three JSONL files into ``--out-dir``."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="master seed (default %(default)s)")
-    parser.add_argument("--out-dir", type=Path, default=DATA_DIR,
-                        help="output directory (default: curation/data)")
+    parser.add_argument("--out-dir", type=Path, default=DATA_DIR, help="output directory (default: curation/data)")
     args = parser.parse_args(argv)
     if faker_version() != GENERATED_WITH_FAKER:
-        print(f"warning: Faker {faker_version()} installed; the committed files were generated with "
-              f"{GENERATED_WITH_FAKER}, so the output will differ", file=sys.stderr)
+        print(
+            f"warning: Faker {faker_version()} installed; the committed files were generated with "
+            f"{GENERATED_WITH_FAKER}, so the output will differ",
+            file=sys.stderr,
+        )
     args.out_dir.mkdir(parents=True, exist_ok=True)
     for name, payload in generate(args.seed).items():
         (args.out_dir / name).write_bytes(payload)

@@ -81,9 +81,7 @@ def test_exact_and_normalized_matches_are_told_apart() -> None:
 def test_matches_respect_word_edges() -> None:
     texts = [("d", "The Marketing team met Markus; Danaher is a company. Mark said hi.")]
     found = find_known_values(texts, [(S.PERSON, "Mark"), (S.PERSON, "Dana")])
-    assert [(f.label, f.kind, f.count, f.value_sha256) for f in found] == [
-        (S.PERSON, "exact", 1, _sha("Mark"))
-    ]
+    assert [(f.label, f.kind, f.count, f.value_sha256) for f in found] == [(S.PERSON, "exact", 1, _sha("Mark"))]
 
 
 def test_values_with_leading_punctuation_match_verbatim() -> None:

@@ -196,13 +196,9 @@ def test_card_is_clean_of_private_values() -> None:
 
 
 def test_planted_private_values_are_reported_by_hash_only() -> None:
-    card = render_card(
-        _info(summary="Contact DANA  WHITFIELD at 5550134.", collateral={"acct": "ACCT-883920"})
-    )
+    card = render_card(_info(summary="Contact DANA  WHITFIELD at 5550134.", collateral={"acct": "ACCT-883920"}))
     found = assert_card_clean(card, PRIVATE)
-    expected = {
-        hashlib.sha256(normalize_for_match(v).encode()).hexdigest() for v in PRIVATE[:2] + PRIVATE[3:]
-    }
+    expected = {hashlib.sha256(normalize_for_match(v).encode()).hexdigest() for v in PRIVATE[:2] + PRIVATE[3:]}
     assert set(found) == expected
     assert not any(v in " ".join(found) for v in PRIVATE)
 

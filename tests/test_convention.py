@@ -78,9 +78,7 @@ def test_convention_built_from_dict_round_trips_through_yaml(tmp_path: Path) -> 
         ({"PERSON": "surrogate"}, "entities.PERSON", "mapping"),
     ],
 )
-def test_bad_convention_file_names_the_file_and_key(
-    tmp_path: Path, entities: dict, key: str, needle: str
-) -> None:
+def test_bad_convention_file_names_the_file_and_key(tmp_path: Path, entities: dict, key: str, needle: str) -> None:
     path = _write(tmp_path, _minimal(**entities))
     with pytest.raises(ConventionError) as info:
         load_convention(path)
@@ -98,7 +96,7 @@ def test_style_error_lists_every_allowed_style(tmp_path: Path) -> None:
 
 
 def test_missing_default_and_bad_top_level_are_errors(tmp_path: Path) -> None:
-    with pytest.raises(ConventionError, match="entities.default"):
+    with pytest.raises(ConventionError, match=r"entities\.default"):
         load_convention(_write(tmp_path, {"entities": {"PERSON": {"style": "surrogate"}}}))
     with pytest.raises(ConventionError, match="allow_global"):
         load_convention(_write(tmp_path, {"allow_globl_scope": True, **_minimal()}))
@@ -110,7 +108,7 @@ def test_missing_default_and_bad_top_level_are_errors(tmp_path: Path) -> None:
 
 def test_unreadable_or_invalid_yaml_names_the_file(tmp_path: Path) -> None:
     missing = tmp_path / "nope.yaml"
-    with pytest.raises(ConventionError, match="nope.yaml"):
+    with pytest.raises(ConventionError, match=r"nope\.yaml"):
         load_convention(missing)
     broken = tmp_path / "broken.yaml"
     broken.write_text("entities: [unclosed\n", encoding="utf-8")

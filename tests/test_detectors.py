@@ -129,9 +129,7 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(
-    ("kind", "template", "value", "label"), CASES, ids=[c[3] + ":" + c[1][:18] for c in CASES]
-)
+@pytest.mark.parametrize(("kind", "template", "value", "label"), CASES, ids=[c[3] + ":" + c[1][:18] for c in CASES])
 def test_rule_finds_planted_value_with_exact_offsets(
     rules_only: DetectorSuite, kind: str, template: str, value: str, label: str
 ) -> None:

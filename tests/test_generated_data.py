@@ -25,10 +25,25 @@ SAMPLE, VALIDATION, CODE = "sample_corpus.jsonl", "validation.jsonl", "code_secr
 FILES = [SAMPLE, VALIDATION, CODE]
 
 ALLOWED_LABELS = {
-    spans.PERSON, spans.EMAIL_ADDRESS, spans.PHONE_NUMBER, spans.CREDIT_CARD, spans.IBAN_CODE,
-    spans.US_SSN, spans.IP_ADDRESS, spans.STREET_ADDRESS, spans.DATE_TIME, spans.ACCOUNT_ID,
-    spans.USERNAME, spans.PASSWORD, spans.API_KEY, spans.PRIVATE_KEY, spans.CONNECTION_STRING,
-    spans.SECRET, spans.URL, spans.ORGANIZATION, spans.LOCATION,
+    spans.PERSON,
+    spans.EMAIL_ADDRESS,
+    spans.PHONE_NUMBER,
+    spans.CREDIT_CARD,
+    spans.IBAN_CODE,
+    spans.US_SSN,
+    spans.IP_ADDRESS,
+    spans.STREET_ADDRESS,
+    spans.DATE_TIME,
+    spans.ACCOUNT_ID,
+    spans.USERNAME,
+    spans.PASSWORD,
+    spans.API_KEY,
+    spans.PRIVATE_KEY,
+    spans.CONNECTION_STRING,
+    spans.SECRET,
+    spans.URL,
+    spans.ORGANIZATION,
+    spans.LOCATION,
 }
 KINDS = {"chat", "text", "code"}
 SIZE_LIMITS = {SAMPLE: (60_000, 150_000), VALIDATION: (1, 250_000), CODE: (1, 400_000)}
@@ -167,8 +182,7 @@ def test_chat_conversations_span_several_records(name: str) -> None:
         assert 2 <= len(recs) <= 4, scope
         assert sorted(r["metadata"]["part"] for r in recs) == list(range(1, len(recs) + 1))
         per_record = [set(values(r)) for r in recs]
-        if any(v in other for i, vals in enumerate(per_record) for v in vals
-               for other in per_record[i + 1 :]):
+        if any(v in other for i, vals in enumerate(per_record) for v in vals for other in per_record[i + 1 :]):
             recurring += 1
     assert recurring >= 0.7 * len(convs), "customer details should recur across a conversation's records"
 

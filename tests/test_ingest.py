@@ -77,9 +77,7 @@ def test_blank_lines_are_not_records(tmp_path: Path) -> None:
 def test_csv_ingests_with_json_cells(tmp_path: Path) -> None:
     src = tmp_path / "data.csv"
     spans = json.dumps([{"start": 0, "end": 3, "label": "PERSON"}]).replace('"', '""')
-    src.write_text(
-        f'id,text,spans,kind\nr1,"Ann, hello",,\nr2,"Bob said\nhi","{spans}",chat\n', encoding="utf-8"
-    )
+    src.write_text(f'id,text,spans,kind\nr1,"Ann, hello",,\nr2,"Bob said\nhi","{spans}",chat\n', encoding="utf-8")
     result = ingest(src, batch_id="b")
     _assert_consistent(result)
     docs = result.documents.to_dicts()
@@ -155,17 +153,11 @@ REJECTIONS = [
         "past the text",
         id="span-oob",
     ),
-    pytest.param(
-        {"id": "x", "text": "abc", "spans": [{"start": 2, "end": 1, "label": "P"}]}, "span 0", id="span-rev"
-    ),
-    pytest.param(
-        {"id": "x", "text": "abc", "spans": [{"start": 0, "end": 1}]}, "malformed", id="span-no-label"
-    ),
+    pytest.param({"id": "x", "text": "abc", "spans": [{"start": 2, "end": 1, "label": "P"}]}, "span 0", id="span-rev"),
+    pytest.param({"id": "x", "text": "abc", "spans": [{"start": 0, "end": 1}]}, "malformed", id="span-no-label"),
     pytest.param({"id": "x", "text": "abc", "spans": "nope"}, "not valid JSON", id="spans-bad-json"),
     pytest.param({"id": "x", "text": "abc", "spans": 5}, "'spans' must be a list", id="spans-not-list"),
-    pytest.param(
-        {"id": "x", "text": "abc", "metadata": [1]}, "'metadata' must be an object", id="bad-metadata"
-    ),
+    pytest.param({"id": "x", "text": "abc", "metadata": [1]}, "'metadata' must be an object", id="bad-metadata"),
     pytest.param({"id": ["x"], "text": "abc"}, "'id' must be a string or integer", id="bad-id"),
     pytest.param({"id": "x", "turns": [{"role": "user"}]}, "turn 0 is malformed", id="bad-turn"),
     pytest.param({"id": "x", "text": "y" * 51}, "over max_chars=50", id="oversize"),
@@ -187,9 +179,7 @@ def test_each_rejection_is_quarantined(tmp_path: Path, row: object, expected: st
 
 def test_binary_and_invalid_utf8_lines(tmp_path: Path) -> None:
     src = tmp_path / "in.jsonl"
-    src.write_bytes(
-        b'{"id": "a", "text": "ok"}\n{"id": "b", "text": "\xff\xfe"}\n{"id": "c", "text": "x\x00"}\n'
-    )
+    src.write_bytes(b'{"id": "a", "text": "ok"}\n{"id": "b", "text": "\xff\xfe"}\n{"id": "c", "text": "x\x00"}\n')
     result = ingest(src, batch_id="b")
     _assert_consistent(result)
     reasons = result.quarantine["reason"].to_list()

@@ -72,9 +72,7 @@ def test_release_layout_and_manifest(tmp_path: Path) -> None:
     }
     assert [manifest["files"][s]["rows"] for s in shards] == [2, 2, 1, 0]
     assert set(manifest["files"]) == {*shards, "README.md"}
-    assert all(
-        re.fullmatch(r"[0-9a-f]{64}", f["sha256"]) and f["bytes"] > 0 for f in manifest["files"].values()
-    )
+    assert all(re.fullmatch(r"[0-9a-f]{64}", f["sha256"]) and f["bytes"] > 0 for f in manifest["files"].values())
     assert manifest["config"] == {"seed": 7} and manifest["gates"] == {"residual_audit": True}
     assert verify_release(out) == []
 

@@ -135,11 +135,7 @@ def test_same_value_same_surrogate_within_scope_across_calls_and_engines() -> No
 
 def test_surrogates_unrelated_across_scopes() -> None:
     eng = engine()
-    same = [
-        (label, v)
-        for label, v in HIGH_ENTROPY
-        if eng.surrogate("a", label, v) == eng.surrogate("b", label, v)
-    ]
+    same = [(label, v) for label, v in HIGH_ENTROPY if eng.surrogate("a", label, v) == eng.surrogate("b", label, v)]
     assert same == []
     assert eng.date_offset_days("a") != eng.date_offset_days("b")
 
@@ -170,9 +166,7 @@ def test_scope_object_picks_the_rule_level() -> None:
     doc1 = Scope(document="d1", conversation="c1", account="acc")
     doc2 = Scope(document="d2", conversation="c2", account="acc")
     assert eng.surrogate(doc1, S.PERSON, "Dana Whitfield") == eng.surrogate(doc2, S.PERSON, "Dana Whitfield")
-    assert eng.surrogate(doc1, S.PHONE_NUMBER, "415-555-2671") != eng.surrogate(
-        doc2, S.PHONE_NUMBER, "415-555-2671"
-    )
+    assert eng.surrogate(doc1, S.PHONE_NUMBER, "415-555-2671") != eng.surrogate(doc2, S.PHONE_NUMBER, "415-555-2671")
     assert Scope("d1").key_for("account") == "document:d1"
     assert Scope("d1", "c1").key_for("account") == "conversation:c1"
 
@@ -243,9 +237,7 @@ def test_gender_cue_kept_from_title_or_first_name() -> None:
 
 def test_name_forms_kept() -> None:
     eng = engine()
-    eng.prepare(
-        "s", [(S.PERSON, "Whitfield, Dana"), (S.PERSON, "Dana Whitfield's"), (S.PERSON, "John Smith Jr.")]
-    )
+    eng.prepare("s", [(S.PERSON, "Whitfield, Dana"), (S.PERSON, "Dana Whitfield's"), (S.PERSON, "John Smith Jr.")])
     last_first = eng.surrogate("s", S.PERSON, "Whitfield, Dana")
     possessive = eng.surrogate("s", S.PERSON, "Dana Whitfield's")
     assert re.fullmatch(r"[A-Z][a-z]+, [A-Z][a-z]+", last_first)
@@ -388,9 +380,7 @@ def test_no_surrogate_hmac_equals_an_original_hmac_with_faker_originals(seed: in
             spans.append(S.Span(start, start + len(value), label))
             cursor = start + len(value)
         docs.append((text, spans, Scope(f"d{i}", f"c{i % 20}")))
-    originals = registered + [
-        (span.label, text[span.start : span.end]) for text, spans, _ in docs for span in spans
-    ]
+    originals = registered + [(span.label, text[span.start : span.end]) for text, spans, _ in docs for span in spans]
     eng = engine()
     eng.register_originals(v for _, v in originals)
     banned = set().union(*(words(v) for label, v in originals if label in WORD_LABELS))
@@ -471,7 +461,6 @@ def test_date_collision_kept_once_the_offset_is_fixed_intervals_win() -> None:
     eng.register_originals(["2023", str(2023 + step)])
     assert first == str(2010 + step) and eng.date_offset_days("s") == offset
     assert eng.surrogate("s", S.DATE_TIME, "2023") == str(2023 + step)
-
 
 
 @settings(max_examples=60, deadline=None)
@@ -566,10 +555,7 @@ def test_iban_surrogate_has_valid_check_digits() -> None:
 
 def test_ip_surrogates_are_documentation_addresses() -> None:
     eng = engine()
-    docs = [
-        ipaddress.ip_network(n)
-        for n in ("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24", "2001:db8::/32")
-    ]
+    docs = [ipaddress.ip_network(n) for n in ("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24", "2001:db8::/32")]
     for value in ("10.0.0.1", "172.16.4.4", "8.8.8.8", "::1", "2a00:1450::200e"):
         addr = ipaddress.ip_address(eng.surrogate("s", S.IP_ADDRESS, value))
         assert any(addr in net for net in docs if net.version == addr.version)
@@ -619,18 +605,16 @@ def test_span_past_the_text_is_an_error_without_the_value() -> None:
 
 def test_audit_copy_indexes_consistently() -> None:
     text = DANA + " Bob Jones wrote to dana.whitfield@corp.com and bob@corp.com."
-    spans = fix_dana_said(dana_spans(text)) + spans_of(
-        text, (S.PERSON, "Bob Jones"), (S.EMAIL_ADDRESS, "bob@corp.com")
-    )
+    spans = fix_dana_said(dana_spans(text)) + spans_of(text, (S.PERSON, "Bob Jones"), (S.EMAIL_ADDRESS, "bob@corp.com"))
     result = engine().audit_copy(text, spans)
     assert result.text.count("[PERSON_1]") == 4 and result.text.count("[PERSON_2]") == 1
     assert result.text.count("[EMAIL_ADDRESS_1]") == 2 and result.text.count("[EMAIL_ADDRESS_2]") == 1
     eng = engine()
     first = eng.audit_copy("Bob Jones", [S.Span(0, 9, S.PERSON)], "s").text
     eng.audit_copy("Ann Lee", [S.Span(0, 7, S.PERSON)], "s")
-    assert eng.audit_copy(
-        "Ann Lee, Bob Jones", [S.Span(0, 7, S.PERSON), S.Span(9, 18, S.PERSON)], "s"
-    ).text == ("[PERSON_2], " + first)
+    assert eng.audit_copy("Ann Lee, Bob Jones", [S.Span(0, 7, S.PERSON), S.Span(9, 18, S.PERSON)], "s").text == (
+        "[PERSON_2], " + first
+    )
 
 
 def test_indexed_tag_style() -> None:

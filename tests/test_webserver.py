@@ -15,13 +15,28 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 EXPECTED_ASSETS = {
-    "raw_documents", "validation_set", "reference_scores", "window_scores", "detector_spans",
-    "threshold_calibration", "mask_spans", "training_view", "redacted_view", "surrogate_view",
-    "dataset_card", "release",
+    "raw_documents",
+    "validation_set",
+    "reference_scores",
+    "window_scores",
+    "detector_spans",
+    "threshold_calibration",
+    "mask_spans",
+    "training_view",
+    "redacted_view",
+    "surrogate_view",
+    "dataset_card",
+    "release",
 }
 EXPECTED_CHECKS = {
-    "document_contract", "token_score_contract", "mask_span_contract", "calibration_health",
-    "masked_fraction_budget", "residual_leak_scan", "residual_detector_audit", "surrogate_consistency",
+    "document_contract",
+    "token_score_contract",
+    "mask_span_contract",
+    "calibration_health",
+    "masked_fraction_budget",
+    "residual_leak_scan",
+    "residual_detector_audit",
+    "surrogate_consistency",
 }
 QUERY = """{ assetNodes { assetKey { path } assetChecksOrError { ... on AssetChecks { checks { name blocking } } } }
   workspaceOrError { ... on Workspace { locationEntries { name locationOrLoadError { __typename
@@ -36,7 +51,8 @@ def _free_port() -> int:
 
 def _graphql(port: int, query: str) -> dict:
     request = urllib.request.Request(
-        f"http://127.0.0.1:{port}/graphql", data=json.dumps({"query": query}).encode(),
+        f"http://127.0.0.1:{port}/graphql",
+        data=json.dumps({"query": query}).encode(),
         headers={"Content-Type": "application/json"},
     )
     with urllib.request.urlopen(request, timeout=10) as response:
@@ -53,7 +69,10 @@ def webserver(tmp_path):
     exe = Path(sys.executable).parent / "dagster-webserver"
     proc = subprocess.Popen(
         [str(exe), "-w", str(ROOT / "workspace.yaml"), "-h", "127.0.0.1", "-p", str(port)],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
     try:
         yield port, proc
