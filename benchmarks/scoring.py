@@ -115,11 +115,11 @@ def presidio_alone(texts: list[str]) -> float:
     return len(texts) / (time.perf_counter() - t0)
 
 
-def child_run(corpus: Path, out: Path) -> None:
+def child_run(corpus: Path, out: Path, config: Path) -> None:
     """One `curation run` in this process; prints wall time, model calls and peak RSS as JSON."""
     from curation.cli import cmd_run
 
-    args = argparse.Namespace(input=str(corpus), out=str(out), config=None, batch_id="bench")
+    args = argparse.Namespace(input=str(corpus), out=str(out), config=str(config), batch_id="bench", log_level="ERROR")
     t0 = time.perf_counter()
     import contextlib
     import io
@@ -137,9 +137,9 @@ def child_run(corpus: Path, out: Path) -> None:
     print(json.dumps({"exit": code, "seconds": elapsed, "model_calls": calls, "peak_rss_mb": rss_mb}))
 
 
-def run_child(corpus: Path, out: Path) -> dict:
+def run_child(corpus: Path, out: Path, config: Path) -> dict:
     proc = subprocess.run(
-        [sys.executable, "-m", "benchmarks.scoring", "--child", str(corpus), str(out)],
+        [sys.executable, "-m", "benchmarks.scoring", "--child", str(corpus), str(out), str(config)],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -155,10 +155,11 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--docs", type=int, default=24, help="documents in the 1x corpus")
     parser.add_argument("--scale", type=int, default=10, help="size of the large corpus relative to 1x")
-    parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    parser.add_argument("--validation", type=int, default=60, help="labeled validation records per run")
+    parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        child_run(Path(args.child[0]), Path(args.child[1]))
+        child_run(Path(args.child[0]), Path(args.child[1]), Path(args.child[2]))
         return
     with tempfile.TemporaryDirectory() as tmp:
         tmp_path = Path(tmp)
@@ -166,11 +167,16 @@ def main() -> None:
         small_bytes = make_corpus(small, args.docs)
         make_corpus(large, args.docs * args.scale)
         texts = [json.loads(x)["text"] for x in small.read_text().splitlines()]
+        validation = tmp_path / "validation.jsonl"
+        lines = (ROOT / "curation/data/validation.jsonl").read_text().splitlines()[: args.validation]
+        validation.write_text("\n".join(lines) + "\n")
+        config = tmp_path / "bench.yaml"
+        config.write_text(f"validation: {validation}\ncalibration:\n  min_kind_docs: 10\n")
         scoring = bare_vs_pipeline(texts)
         presidio_dps = presidio_alone(texts)
-        first = run_child(small, tmp_path / "run1")
-        rerun = run_child(small, tmp_path / "run1")
-        big = run_child(large, tmp_path / "run10")
+        first = run_child(small, tmp_path / "run1", config)
+        rerun = run_child(small, tmp_path / "run1", config)
+        big = run_child(large, tmp_path / "run10", config)
     result = {
         "scoring_ratio": round(scoring["scoring_ratio"], 3),
         "bare_tokens_per_s": round(scoring["bare_tokens_per_s"], 1),

@@ -49,7 +49,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     instance = dg.DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else dg.DagsterInstance.ephemeral()
     started = time.perf_counter()
     job = definitions.defs.get_job_def("curation_job")
-    result = job.execute_in_process(instance=instance, resources=build_resources(settings), raise_on_error=False)
+    result = job.execute_in_process(
+        instance=instance,
+        resources=build_resources(settings),
+        raise_on_error=False,
+        run_config={"loggers": {"console": {"config": {"log_level": args.log_level}}}},
+    )
     elapsed = time.perf_counter() - started
     return report_run(result, config, elapsed)
 
@@ -157,6 +162,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--out", help="folder for the warehouse, vault and releases (default: here)")
     run.add_argument("--config", help="YAML config file")
     run.add_argument("--batch-id", help="delivery batch id (default from config: 'sample')")
+    run.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
     run.set_defaults(func=cmd_run)
     ev = sub.add_parser("eval", help="calibrate on labeled data, predict spans on GOLD, write metrics")
     ev.add_argument("gold")

@@ -63,7 +63,10 @@ def check_contract(kind: str, frame: pl.DataFrame) -> ContractResult:
     logging.getLogger("great_expectations").setLevel(logging.ERROR)
     if frame.height == 0:
         return ContractResult(kind, False, 0, ["table is empty"])
+    from great_expectations.data_context.types.base import ProgressBarsConfig
+
     context = gx.get_context(mode="ephemeral")
+    context.variables.progress_bars = ProgressBarsConfig(globally=False, metric_calculations=False)
     asset = context.data_sources.add_pandas(f"{kind}_source").add_dataframe_asset(kind)
     batch = asset.add_batch_definition_whole_dataframe("all").get_batch(
         batch_parameters={"dataframe": frame.to_pandas()}
