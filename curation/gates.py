@@ -138,11 +138,28 @@ def residual_detector_audit(warehouse: Warehouse, config: CurationConfig, suite)
 
     Detections inside our own ``[LABEL]`` tags do not count.
     """
+    from curation.pipeline import detector_key
+
+    g = config.gates
+    key = detector_key(config, suite)
+    audit_config = {
+        "detector_key": key,
+        "sample": g.audit_sample,
+        "seed": g.seed,
+        "budget": g.residual_budget,
+        "confidence": g.confidence,
+    }
+    previous = gate_status(warehouse, config.batch_id, content_digest(warehouse, config.batch_id)).get(
+        RESIDUAL_DETECTOR_AUDIT
+    )
+    if previous and previous.get("audit_config") == audit_config:
+        # Same release text, detectors and audit settings: the audit's answer cannot change.
+        detail = {k: v for k, v in previous.items() if k != "passed"}
+        return GateResult(RESIDUAL_DETECTOR_AUDIT, bool(previous["passed"]), {**detail, "reused": True})
     frame = warehouse.query(
         "SELECT doc_id, text, kind FROM redacted_view WHERE batch_id = ? ORDER BY doc_id", [config.batch_id]
     )
     docs = {doc_id: (text, kind) for doc_id, text, kind in frame.iter_rows()}
-    g = config.gates
     labels: dict[str, int] = {}
 
     def has_residual(doc_id: str) -> bool:
@@ -156,6 +173,7 @@ def residual_detector_audit(warehouse: Warehouse, config: CurationConfig, suite)
     audit = sampled_residual_audit(sorted(docs), has_residual, g.audit_sample, g.seed, g.confidence, g.residual_budget)
     detail = {k: getattr(audit, k) for k in audit.__dataclass_fields__}
     detail["residual_spans_by_label"] = labels
+    detail["audit_config"] = audit_config
     return GateResult(RESIDUAL_DETECTOR_AUDIT, bool(audit.passed), detail)
 
 
