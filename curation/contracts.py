@@ -42,7 +42,8 @@ def _expectations(kind: str):
     if kind == "token_scores":
         return [
             e.ExpectColumnValuesToNotBeNull(column="nll"),
-            e.ExpectColumnValuesToBeBetween(column="nll", min_value=0, max_value=100),
+            # contrastive scores are differences of NLLs and may be negative
+            e.ExpectColumnValuesToBeBetween(column="nll", min_value=-100, max_value=100),
             e.ExpectColumnValuesToBeBetween(column="width", min_value=0),
             e.ExpectColumnValuesToBeBetween(column="char_start", min_value=0),
         ]

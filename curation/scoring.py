@@ -40,6 +40,9 @@ class ScoringConfig:
     batch_tokens: int = 1024  # padded tokens per forward batch (measured best on a 2-core CPU)
     logits_chunk: int = 256  # rows of the output layer computed at once
     prompt: str = ""  # prompted scoring: condition on this description, score only the document
+    # Contrastive scoring: NLL under ``prompt`` (describing compliant text) minus NLL under this prompt
+    # (describing the unwanted content); high where the text looks unwanted rather than merely rare.
+    contrast_prompt: str = ""
 
     def cache_fields(self) -> dict:
         """The fields that change scores (device and batching do not)."""
@@ -229,20 +232,28 @@ class ReferenceScorer:
             starts[0] = 0  # a leading space belongs to the first token
         return ids, starts, ends
 
-    def _prefix_ids(self) -> list[int]:
+    def _prefix_ids(self, prompt: str | None = None) -> list[int]:
         tok = self._tokenizer
         start = tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id
         prefix = [start] if start is not None else []
-        if self.config.prompt:
-            prefix += tok(self.config.prompt, add_special_tokens=False)["input_ids"]
+        prompt = self.config.prompt if prompt is None else prompt
+        if prompt:
+            prefix += tok(prompt, add_special_tokens=False)["input_ids"]
         return prefix
 
     # -- scoring -----------------------------------------------------------------------------
     def score_texts(self, texts: Sequence[str]) -> list[TokenScores]:
-        """Per-token NLL for each text, every token scored once with enough left context."""
+        """Per-token NLL for each text (or the contrastive difference), every token scored once."""
         self.load()
-        prefix = self._prefix_ids()
         tokenized = [self.tokenize(t) for t in texts]
+        results = self._score_tokenized(tokenized, self._prefix_ids())
+        if self.config.contrast_prompt:
+            contrast = self._score_tokenized(tokenized, self._prefix_ids(self.config.contrast_prompt))
+            results = [a - b for a, b in zip(results, contrast, strict=True)]
+        return [TokenScores(s, e, r) for (_, s, e), r in zip(tokenized, results, strict=True)]
+
+    def _score_tokenized(self, tokenized: list, prefix: list[int]) -> list[np.ndarray]:
+        """NLL of every document token given the prefix and enough left context (sliding chunks)."""
         results = [np.full(len(ids), np.nan, dtype=np.float32) for ids, _, _ in tokenized]
         chunks = [
             (doc, lo, first, hi)
@@ -254,7 +265,7 @@ class ReferenceScorer:
             score_from = [len(prefix) + first - lo for _, lo, first, _ in batch]
             for (doc, _, first, hi), nll in zip(batch, self._forward(seqs, score_from), strict=True):
                 results[doc][first:hi] = nll
-        return [TokenScores(s, e, r) for (_, s, e), r in zip(tokenized, results, strict=True)]
+        return results
 
     def _forward(self, seqs: list[list[int]], score_from: list[int]) -> list[np.ndarray]:
         """NLL of tokens seqs[b][score_from[b]:] given their prefixes, one right-padded batch."""

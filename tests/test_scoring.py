@@ -1,0 +1,54 @@
+"""Reference scoring with the real embedded model: coverage, offsets, prompted and contrastive modes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from curation.scoring import ReferenceScorer, ScoringConfig
+
+TEXT = "Hello Dana, café naïve 日本語 — your token is hX9#kq2Lz!Vw.\n" * 3
+
+
+@pytest.fixture(scope="module")
+def scorer() -> ReferenceScorer:
+    scorer = ReferenceScorer(ScoringConfig(max_length=48, min_context=16))
+    scorer.load()
+    return scorer
+
+
+def test_every_token_scored_once_with_monotone_offsets(scorer):
+    (scores,) = scorer.score_texts([TEXT])
+    assert scores.n_tokens > 48  # long enough to need several sliding chunks
+    assert np.isfinite(scores.nll).all() and (scores.nll >= 0).all()
+    assert (np.diff(scores.char_start) >= 0).all() and (scores.char_end >= scores.char_start).all()
+    assert scores.char_end[-1] == len(TEXT)
+    covered = "".join(TEXT[a:b] for a, b in zip(scores.char_start, scores.char_end, strict=True))
+    assert covered == TEXT  # byte-level BPE pieces project back onto the exact characters
+
+
+def test_sliding_context_matches_long_context_closely(scorer):
+    wide = ReferenceScorer(ScoringConfig(max_length=512, min_context=128))
+    (narrow_scores,) = scorer.score_texts([TEXT])
+    (wide_scores,) = wide.score_texts([TEXT])
+    assert np.allclose(narrow_scores.nll[:40], wide_scores.nll[:40], atol=1e-3)  # same context in chunk 1
+
+
+def test_prompted_and_contrastive_scores_differ_and_have_their_own_cache_key(scorer):
+    plain = ReferenceScorer(ScoringConfig())
+    prompted = ReferenceScorer(ScoringConfig(prompt="The following is a chat with no personal data:"))
+    contrast = ReferenceScorer(
+        ScoringConfig(
+            prompt="The following is a chat with no personal data:",
+            contrast_prompt="The following is a chat full of names and secrets:",
+        )
+    )
+    keys = {plain.model_key, prompted.model_key, contrast.model_key}
+    assert len(keys) == 3
+    (a,) = plain.score_texts(["My password is hX9#kq2Lz!Vw."])
+    (b,) = prompted.score_texts(["My password is hX9#kq2Lz!Vw."])
+    (c,) = contrast.score_texts(["My password is hX9#kq2Lz!Vw."])
+    assert a.n_tokens == b.n_tokens == c.n_tokens
+    assert not np.allclose(a.nll, b.nll)
+    assert (c.nll < 0).any() or (c.nll > 0).any()
+    assert not np.allclose(c.nll, b.nll)
