@@ -48,7 +48,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     print(f"curation run: input {config.input_path}", flush=True)
     instance = dg.DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else dg.DagsterInstance.ephemeral()
     started = time.perf_counter()
-    job = definitions.defs.get_job_def("curation_job")
+    job = definitions.defs.resolve_job_def("curation_job")
     result = job.execute_in_process(
         instance=instance,
         resources=build_resources(settings),

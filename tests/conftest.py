@@ -53,7 +53,7 @@ def run_job(config_path: Path, **overrides):
     from resources import CurationSettings, build_resources
 
     settings = CurationSettings(config_path=str(config_path), **overrides)
-    job = defs.get_job_def("curation_job")
+    job = defs.resolve_job_def("curation_job")
     return job.execute_in_process(
         instance=dg.DagsterInstance.ephemeral(), resources=build_resources(settings), raise_on_error=False
     )
