@@ -24,3 +24,15 @@ defs = dg.Definitions(
     jobs=[curation_job],
     resources=build_resources(),
 )
+
+
+def run_curation(settings, log_level: str = "INFO"):
+    """Execute `curation_job` in-process (what `curation run` calls); a persistent instance when
+    DAGSTER_HOME is set, so the run shows up in the UI."""
+    instance = dg.DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else dg.DagsterInstance.ephemeral()
+    return defs.resolve_job_def("curation_job").execute_in_process(
+        instance=instance,
+        resources=build_resources(settings),
+        raise_on_error=False,
+        run_config={"loggers": {"console": {"config": {"log_level": log_level}}}},
+    )

@@ -32,10 +32,8 @@ def project_root() -> Path:
 def cmd_run(args: argparse.Namespace) -> int:
     root = project_root()
     sys.path.insert(0, str(root))
-    definitions = importlib.import_module("definitions")
-    import dagster as dg
-
-    from resources import CurationSettings, build_resources
+    definitions = importlib.import_module("definitions")  # the Dagster layer, loaded from the project
+    from resources import CurationSettings
 
     base_dir = str(Path(args.out).resolve()) if args.out else None
     settings = CurationSettings(
@@ -46,15 +44,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     )
     config = settings.load()
     print(f"curation run: input {config.input_path}", flush=True)
-    instance = dg.DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else dg.DagsterInstance.ephemeral()
     started = time.perf_counter()
-    job = definitions.defs.resolve_job_def("curation_job")
-    result = job.execute_in_process(
-        instance=instance,
-        resources=build_resources(settings),
-        raise_on_error=False,
-        run_config={"loggers": {"console": {"config": {"log_level": args.log_level}}}},
-    )
+    result = definitions.run_curation(settings, args.log_level)
     elapsed = time.perf_counter() - started
     return report_run(result, config, elapsed)
 
