@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import json
-
 import dagster as dg
 
+from assets._common import as_metadata
 from curation.gates import GateResult, record_gate
 from curation.warehouse import Warehouse
 
@@ -21,11 +20,7 @@ def to_check_result(
 ) -> dg.AssetCheckResult:
     """Record the gate (keyed by the content it judged) and report counts/rates only."""
     record_gate(warehouse, batch_id, digest, result, context.run.run_id)
-    metadata = {
-        k: (dg.MetadataValue.json(json.loads(json.dumps(v, default=str))) if isinstance(v, dict | list) else v)
-        for k, v in result.detail.items()
-        if v is not None
-    }
+    metadata = as_metadata({k: v for k, v in result.detail.items() if v is not None})
     if digest != UPSTREAM:
         metadata["content_digest"] = digest[:16]
     return dg.AssetCheckResult(passed=result.passed, severity=dg.AssetCheckSeverity.ERROR, metadata=metadata)

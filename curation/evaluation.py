@@ -6,7 +6,6 @@ policy, another split) does not run the model again.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 from pathlib import Path
@@ -26,9 +25,10 @@ from curation.calibration import (
 from curation.config import bundled
 from curation.labeled import LabeledRecord, load_labeled
 from curation.masking import combine, surprise_spans
+from curation.pipeline import score_missing, sha256_text
 from curation.scoring import ReferenceScorer, ScoringConfig
 from curation.spans import Span, char_mask
-from curation.warehouse import Warehouse, cached_shas, load_token_scores, token_scores_frame
+from curation.warehouse import Warehouse, load_token_scores
 
 
 def default_cache() -> Path:
@@ -39,15 +39,9 @@ def default_cache() -> Path:
 
 def scored(records: list[LabeledRecord], scorer: ReferenceScorer, warehouse: Warehouse, suite) -> list[ScoredDoc]:
     """Attach cached (or freshly computed) token scores and detector spans to labeled records."""
-    key = scorer.model_key
-    shas = [hashlib.sha256(r.text.encode()).hexdigest() for r in records]
-    done = cached_shas(warehouse, key)
-    todo = sorted({(s, r.text) for s, r in zip(shas, records, strict=True) if s not in done})
-    for i in range(0, len(todo), 64):
-        chunk = todo[i : i + 64]
-        results = scorer.score_texts([t for _, t in chunk])
-        warehouse.append("token_scores", token_scores_frame(key, [s for s, _ in chunk], results))
-    scores = load_token_scores(warehouse, key, shas)
+    shas = [sha256_text(r.text) for r in records]
+    score_missing(warehouse, scorer, list(zip(shas, [r.text for r in records], strict=True)))
+    scores = load_token_scores(warehouse, scorer.model_key, shas)
     detected = suite.detect([r.text for r in records], [r.kind for r in records]) if suite else [[]] * len(records)
     return [
         ScoredDoc(r.id, r.text, r.kind, scores[s], list(r.spans), d)

@@ -12,7 +12,7 @@ import hashlib
 import json
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 
 import numpy as np
@@ -124,24 +124,17 @@ def score_stage(config: CurationConfig, warehouse: Warehouse, scorer: ReferenceS
     """Score every text not yet cached for this model key, streaming bounded batches into DuckDB."""
     model_key = scorer.model_key
     wanted = texts_to_score(config, warehouse)
-    done = cached_shas(warehouse, model_key)
-    todo = wanted.filter(~pl.col("sha256").is_in(list(done)))
     calls_before, tokens_before = scorer.stats.model_calls, scorer.stats.tokens_scored
     started = time.perf_counter()
-    for offset in range(0, todo.height, SCORE_BATCH_DOCS):
-        chunk = todo.slice(offset, SCORE_BATCH_DOCS)
-        scored = scorer.score_texts(chunk["text"].to_list())
-        warehouse.append("token_scores", token_scores_frame(model_key, chunk["sha256"].to_list(), scored))
-        if progress:
-            progress(f"scored {min(offset + SCORE_BATCH_DOCS, todo.height)}/{todo.height} texts")
+    n_scored = score_missing(warehouse, scorer, list(zip(wanted["sha256"], wanted["text"], strict=True)), progress)
     elapsed = time.perf_counter() - started
     tokens = scorer.stats.tokens_scored - tokens_before
     summary = {
         "model_key": model_key,
         **scorer.description,
         "texts": wanted.height,
-        "texts_scored": todo.height,
-        "texts_cached": wanted.height - todo.height,
+        "texts_scored": n_scored,
+        "texts_cached": wanted.height - n_scored,
         "model_calls": scorer.stats.model_calls - calls_before,
         "tokens_scored": tokens,
         "tokens_per_s": round(tokens / elapsed, 1) if elapsed > 0 and tokens else None,
@@ -149,6 +142,23 @@ def score_stage(config: CurationConfig, warehouse: Warehouse, scorer: ReferenceS
     }
     record_summary(warehouse, config.batch_id, "reference_scores", summary)
     return summary
+
+
+def score_missing(
+    warehouse: Warehouse, scorer: ReferenceScorer, items: Sequence[tuple[str, str]], progress=None
+) -> int:
+    """Score the (sha256, text) pairs not yet cached for the scorer's model key, in bounded batches
+    written to DuckDB as they finish; returns how many texts were scored."""
+    model_key = scorer.model_key
+    done = cached_shas(warehouse, model_key)
+    todo = sorted({(sha, text) for sha, text in items if sha not in done})
+    for offset in range(0, len(todo), SCORE_BATCH_DOCS):
+        chunk = todo[offset : offset + SCORE_BATCH_DOCS]
+        scored = scorer.score_texts([text for _, text in chunk])
+        warehouse.append("token_scores", token_scores_frame(model_key, [sha for sha, _ in chunk], scored))
+        if progress:
+            progress(f"scored {min(offset + SCORE_BATCH_DOCS, len(todo))}/{len(todo)} texts")
+    return len(todo)
 
 
 # -- loading documents with their facts ------------------------------------------------------
@@ -324,7 +334,6 @@ class CalibrationOutcome:
     summary: dict
     calibration: Calibration | None = None  # None when a stored calibration was reused
     reused: bool = False
-    extra: dict = field(default_factory=dict)
 
 
 def calibration_input_digest(config: CurationConfig, warehouse: Warehouse, model_key: str) -> str:

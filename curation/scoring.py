@@ -13,12 +13,11 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
-import math
 import os
 import shutil
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -73,7 +72,6 @@ class ScorerStats:
     tokens_scored: int = 0
     forward_seconds: float = 0.0
     load_seconds: float = 0.0
-    extra: dict = field(default_factory=dict)
 
 
 def locate_embedded_gguf() -> Path:
@@ -344,7 +342,3 @@ def batch_by_length(chunks: list, prefix_len: int, batch_tokens: int) -> Iterato
         batch.append(chunk)
     if batch:
         yield batch
-
-
-def is_finite(value: float) -> bool:
-    return value is not None and math.isfinite(value)

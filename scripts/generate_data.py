@@ -535,6 +535,20 @@ def _draw_person(ctx: Ctx, locale: str | None) -> Person:
     return Person(loc, first, last, title, f"{local}@{domain}", phone, username, address, city)
 
 
+def person_slots(person: Person) -> Slots:
+    """The slots every record type fills from its main person (value, label)."""
+    return {
+        "name": (person.full, PERSON),
+        "first": (person.first, PERSON),
+        "last": (person.last, PERSON),
+        "title": (person.title, None),
+        "email": (person.email, EMAIL_ADDRESS),
+        "phone": (person.phone, PHONE_NUMBER),
+        "address": (person.address, STREET_ADDRESS),
+        "city": (person.city, LOCATION),
+    }
+
+
 def make_person(ctx: Ctx, locale: str | None = None) -> Person:
     """A person whose names/contacts are all absent from the forbidden text and long enough to be safe."""
     return retry(
@@ -933,14 +947,7 @@ def make_conversation(ctx: Ctx, scope: str, parts: int, agents: list[str], topic
     fake = ctx.fakers[person.locale]
     agent, agent2 = rng.sample(agents, 2)
     slots: Slots = {
-        "name": (person.full, PERSON),
-        "first": (person.first, PERSON),
-        "last": (person.last, PERSON),
-        "title": (person.title, None),
-        "email": (person.email, EMAIL_ADDRESS),
-        "phone": (person.phone, PHONE_NUMBER),
-        "address": (person.address, STREET_ADDRESS),
-        "city": (person.city, LOCATION),
+        **person_slots(person),
         "username": (person.username, USERNAME),
         "agent": (agent, PERSON),
         "agent2": (agent2, PERSON),
@@ -1133,14 +1140,7 @@ def note_record(ctx: Ctx, note_type: str) -> tuple[str, list[dict[str, Any]], st
     person = make_person(ctx, "en_US" if note_type != "crm" and rng.random() < 0.8 else None)
     fake = ctx.fakers[person.locale]
     slots: Slots = {
-        "name": (person.full, PERSON),
-        "first": (person.first, PERSON),
-        "last": (person.last, PERSON),
-        "title": (person.title, None),
-        "email": (person.email, EMAIL_ADDRESS),
-        "phone": (person.phone, PHONE_NUMBER),
-        "address": (person.address, STREET_ADDRESS),
-        "city": (person.city, LOCATION),
+        **person_slots(person),
         "date": (fmt_date(rng, ctx.day(), person.locale), DATE_TIME),
         "date2": (fmt_date(rng, ctx.day(), person.locale), DATE_TIME),
         "dob": (fmt_date(rng, ctx.day(birth=True), person.locale), DATE_TIME),

@@ -52,3 +52,16 @@ def test_prompted_and_contrastive_scores_differ_and_have_their_own_cache_key(sco
     assert not np.allclose(a.nll, b.nll)
     assert (c.nll < 0).any() or (c.nll > 0).any()
     assert not np.allclose(c.nll, b.nll)
+
+
+def test_loss_mask_projects_onto_a_downstream_tokenizer(scorer):
+    from curation.masking import loss_mask_for_tokenizer
+    from curation.spans import Span
+
+    text = "key = 'hX9#kq2Lz!Vw' # rotate monthly"
+    start = text.index("hX9")
+    ids, mask = loss_mask_for_tokenizer(text, [Span(start, start + 12, "PASSWORD")], scorer._tokenizer)
+    assert len(ids) == len(mask) and any(mask) and not all(mask)
+    enc = scorer._tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+    for (a, b), masked in zip(enc["offset_mapping"], mask, strict=True):
+        assert masked == (b > a and a < start + 12 and b > start)  # any overlap masks the token
