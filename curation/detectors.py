@@ -58,7 +58,7 @@ from curation.spans import (
 log = logging.getLogger(__name__)
 
 # Bump whenever a rule, mapping or default threshold changes: it goes into the dataset card.
-RULESET_VERSION = "2025.11-1"
+RULESET_VERSION = "2025.11-2"
 
 # Document kinds that are source code / config / logs.  On them Presidio only sees comments and docstrings
 # and only full PERSON names are kept: elsewhere spaCy tags identifiers as names/orgs and the URL
@@ -953,6 +953,12 @@ _ADDRESS_NEXT = _c(
     )
 )
 _ADDRESS_MAX_PARTS = 6
+# "... Apt. 819 Rzeszów Poland": after a unit number, capitalised words up to the end of the clause are
+# the city / region / country even without commas.
+_ENDS_WITH_UNIT = _c(rf"\b(?i:{_UNIT})[ \t]*#?[ \t]*[A-Za-z]?\d{{1,5}}[A-Za-z]?$")
+_PLACE_AFTER_UNIT = _c(
+    rf"[ \t]+(?!{_STOP}\b){_CAP}(?:[ \t-]+(?:{_CAP}|{_PARTICLE})){{0,3}}(?=[ \t]*(?:[,\n.;?!)]|$|[ \t]+{_ZIP}\b))"
+)
 
 
 _NOT_PLACES = frozenset(
@@ -968,6 +974,8 @@ def _find_addresses(text: str) -> Iterator[Span]:
         end = m.end()
         for _ in range(_ADDRESS_MAX_PARTS):
             nxt = _ADDRESS_NEXT.match(text, end)
+            if (nxt is None or nxt.end() == end) and _ENDS_WITH_UNIT.search(text, max(0, end - 30), end):
+                nxt = _PLACE_AFTER_UNIT.match(text, end)
             if nxt is None or nxt.end() == end:
                 break
             part = nxt.group(0)
@@ -1067,6 +1075,9 @@ class _AgeRule(Rule):
             if 0 < int(m.group(g)) < 125:
                 yield Span(start, end, self.label, self.score, f"pattern:{self.name}")
 
+
+_WEEKDAY = r"(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|Mon|Tue|Wed|Thu|Fri|Sat|Sun)"
+_FIRM_WORD = rf"(?!(?:{_STOP}|{_WEEKDAY})\b)[A-ZÀ-ÖØ-ÞĀ-Ž][a-zà-öø-ÿā-ž-]+"
 
 PII_RULES: tuple[Rule, ...] = (
     Rule(
@@ -1240,6 +1251,19 @@ PII_RULES: tuple[Rule, ...] = (
         _TIER_PATTERN,
     ),
     Rule(
+        "firm_name",
+        ORGANIZATION,
+        # partnership names: "Clark, Romero and Hall", "Hubbard, Fox & Gillespie", "Thomas and Sons"
+        _c(
+            rf"(?<!,[ \t])(?<!,)\b{_FIRM_WORD},[ \t]+{_FIRM_WORD},?[ \t]+(?:and|&)[ \t]+{_FIRM_WORD}"
+            r"(?=['’]s\b|(?![\w'’-]))"
+            rf"|\b{_FIRM_WORD}[ \t]+(?:and|&)[ \t]+(?:Sons|Daughters|Partners|Associates|Brothers)\b"
+        ),
+        0.6,
+        _TIER_PATTERN,
+        prose_only=True,
+    ),
+    Rule(
         "titled_person",
         PERSON,
         _c(
@@ -1251,6 +1275,132 @@ PII_RULES: tuple[Rule, ...] = (
         prose_only=True,
     ),
 )
+
+
+# --- job titles -----------------------------------------------------------------------------------------
+# A job title next to a name narrows a person down to a handful of people, so it is tagged (label TITLE)
+# where the sentence says it is one: "worked for X as <title>", "<Name>, the <title>, said", or a line of
+# its own under a name line (signature, resume, address block).  Honorifics ("Dr.") are tagged as part of
+# the name by the titled_person rule.  Words are ordinary occupation head nouns (the last word of a title):
+# "Senior software engineer", "Court, municipal, and license clerk".
+TITLE = "TITLE"
+_OCCUPATION_HEADS = frozenset(
+    """
+    accountant actor actress actuary adjuster administrator adviser advisor agent aide analyst anchor
+    announcer apprentice architect archivist artist assembler assessor assistant associate astronaut
+    attendant attorney auditor author baker banker barber bartender bookkeeper breeder broker builder
+    butcher butler buyer captain caretaker carpenter cashier caster cataloger chaplain chef chemist
+    chiropractor choreographer cleaner clerk coach collector columnist commissioner composer conductor
+    conservator consultant contractor controller cook coordinator copywriter coroner correspondent
+    counsel counselor counsellor courier craftsman curator custodian cutter dancer dean decorator
+    delegate dentist deputy designer detective developer dietitian dietician diplomat director
+    dispatcher diver doctor drafter draftsman dresser driver economist editor educator electrician
+    embalmer engineer engraver estimator examiner executive farmer fighter finisher firefighter
+    fisherman fitter florist foreman forester fumigator gardener geologist glazier governor grader
+    groundskeeper guard guide hairdresser handler harvester headteacher herder historian hostess host
+    housekeeper hygienist illustrator inspector installer instructor insurer interpreter interviewer
+    investigator janitor jeweler jeweller journalist judge laborer labourer landscaper lawyer lecturer
+    librarian lifeguard lineman linguist locksmith logistician machinist maid manager manufacturer
+    marshal mason mechanic mediator merchandiser messenger midwife miner minister model molder moulder
+    mover musician nanny navigator negotiator nurse nutritionist officer operator optician optometrist
+    orderly organizer packager packer painter paralegal paramedic pastor pathologist pharmacist
+    photographer physician physicist physiotherapist pilot planner plasterer plumber poet policeman
+    porter practitioner president priest principal processor producer professor programmer promoter
+    proofreader prosecutor psychiatrist psychologist publicist publisher purchaser radiographer
+    rancher ranger realtor receptionist recruiter referee registrar reporter representative researcher
+    retailer reviewer roofer sailor salesman salesperson saleswoman scientist sculptor secretary
+    sergeant servant server setter sheriff shipper singer sociologist soldier solicitor specialist
+    statistician steward stewardess strategist stylist superintendent supervisor surgeon surveyor
+    tailor teacher technician technologist teller tester therapist trader trainer translator treasurer
+    trucker tutor typist underwriter upholsterer usher valuer veterinarian vet waiter waitress warden
+    weaver welder worker writer
+    """.split()
+)
+_OCCUPATION_SUFFIX = re.compile(r"(?i)(?:ologist|ographer|ician|iatrist|apist|ometrist|ist)$")
+_TITLE_WORD = r"[A-Za-z][A-Za-z'’-]*"
+_TITLE_HEAD = (
+    r"(?i:(?:[a-z-]*(?:"
+    + "|".join(sorted(_OCCUPATION_HEADS, key=len, reverse=True))
+    + r")(?:e?s)?|[a-z]{3,}(?:ologist|ographer|ician|iatrist|apist|ometrist)s?)(?![\w'’-]))"
+)
+# up to five modifier words ("Court, municipal, and license"), then the head noun
+_TITLE_PHRASE = (
+    rf"(?P<t>(?:{_TITLE_WORD}(?:,?[ \t]+(?:and[ \t]+|&[ \t]+|of[ \t]+(?:the[ \t]+)?)?|[ \t]*/[ \t]*)){{0,5}}"
+    rf"{_TITLE_HEAD})"
+)
+_TITLE_CONTEXTS = (
+    # "I used to work for Acme as Midwife", "was hired as a senior nurse", "served as the finance director"
+    _c(
+        r"(?i)\b(?:work(?:s|ed|ing)?|employed|hired|serv(?:e|es|ed|ing)|started|promoted|appointed|job"
+        r"|position|role|career|volunteer(?:s|ed|ing)?|trained|qualified|retired)\b[^\n.;!?]{0,80}?\bas[ \t]+"
+        rf"(?:(?:an?|the|our|their|his|her|my|head|chief)[ \t]+)?{_TITLE_PHRASE}"
+        r"(?=[ \t]*(?:[,.;:!?)\n]|$|(?:at|for|in|with|from|until|since|but|and|before|after|on)\b))"
+    ),
+    # "Marie Curie, the chief chemist, said"
+    _c(
+        r"(?<=[A-Za-zÀ-ÖØ-öø-ÿĀ-ž]),[ \t]+(?:(?i:the|our|their|an?)[ \t]+)"
+        rf"{_TITLE_PHRASE}(?=,)"
+    ),
+    # a line of its own (checked below: the previous non-empty line must look like a name)
+    _c(rf"(?m)^[ \t>*-]*{_TITLE_PHRASE}[ \t]*$"),
+)
+_NAME_LINE = re.compile(r"^[ \t>*-]*[^\W\d_][\w'’.-]*(?:[ \t]+[^\W\d_][\w'’.-]*){0,4}[ \t]*$")
+
+
+def _name_line(line: str) -> bool:
+    """A line that can be a person's name: 1-5 words, all capitalised (name particles aside) or all
+    lower-case, no greeting or sign-off, not itself ending in an occupation."""
+    if not _NAME_LINE.match(line) or _GREETING.match(line.strip(" \t>*-")):
+        return False
+    words = line.strip(" \t>*-").split()
+    if _occupation_word(words[-1]) or words[0].lower() in _NOT_PLACES:
+        return False
+    rest = [w for w in words if w.lower() not in _NAME_PARTICLES]
+    return all(w[0].isupper() for w in rest) or all(w.islower() for w in words)
+
+
+_NAME_PARTICLES = frozenset("van von de der den da di du del della le la ter ten bin ibn al el dos das".split())
+
+
+def _occupation_word(word: str) -> bool:
+    w = word.lower().strip("'’-")
+    if w.endswith("'s") or w.endswith("’s"):
+        return False
+    for form in (w, w[:-1] if w.endswith("s") else w, w[:-2] if w.endswith("es") else w):
+        if form in _OCCUPATION_HEADS:
+            return True
+    return len(w) >= 7 and not w.endswith("list") and _OCCUPATION_SUFFIX.search(w) is not None
+
+
+def _title_phrase_ok(phrase: str) -> bool:
+    """The last word is an occupation; no word is a pronoun/article-only filler; cased consistently."""
+    words = re.findall(r"[A-Za-z][A-Za-z'’-]*", phrase)
+    if not words or len(words) > 6 or not _occupation_word(words[-1]):
+        return False
+    return not any(w.lower() in _TITLE_STOPWORDS for w in words)
+
+
+_TITLE_STOPWORDS = frozenset(
+    "i you he she it we they me him her us them my your his its our their this that these those is are was "
+    "were be been am not no a an the to".split()
+)
+
+
+def _find_titles(text: str) -> Iterator[Span]:
+    """Job titles in the three layouts of :data:`_TITLE_CONTEXTS`."""
+    for i, pattern in enumerate(_TITLE_CONTEXTS):
+        for m in pattern.finditer(text):
+            start, end = m.span("t")
+            if not _title_phrase_ok(text[start:end]):
+                continue
+            if i == 2:
+                line_start = text.rfind("\n", 0, start) + 1
+                prev = text[:line_start].rstrip().rsplit("\n", 1)[-1] if line_start else ""
+                if not _name_line(prev):
+                    continue
+                if len(re.findall(r"[A-Za-z]+", text[start:end])) > 5:
+                    continue
+            yield Span(start, end, TITLE, 0.6, "pattern:job_title")
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -1377,10 +1527,69 @@ def _clean_ner(label: str, text: str, start: int, end: int) -> tuple[int, int] |
             value = text[start:end]
         if any(c.isdigit() for c in value):
             return None
+    if label in (PERSON, ORGANIZATION, LOCATION):
+        trimmed = _trim_name_edges(label, text, start, end)
+        if trimmed is None:
+            return None
+        start, end = trimmed
+        value = text[start:end]
     v = value.strip(" \t,.;:")
     if len(v) < 2 or v.upper() in _NOT_NAMES or not any(c.isalpha() for c in v):
         return None
     return start, end
+
+
+# Edges of a name that are not part of it: "the University of Oslo" / "Ada Lovelace's" / "Smith of" /
+# "Producer Ada Lovelace" (an occupation before a person's name).
+_LEADING_ARTICLE = _c(r"^(?:the|The|THE)[ \t]+(?=\S)")
+_TRAILING_JUNK = _c(r"(?:['’]s|(?<=s)['’]|[ \t]+(?:of|and|as|at|for|in|on|to|from|with|by|&)|[\s,;:]+)$")
+_LEADING_WORD = _c(r"^([A-Za-z][a-z'’-]+)[ \t]+(?=\S)")
+# "ex-Zombie Ahtisaari", "former Mayor X": a lower-case leading word before a capitalised name (particles
+# such as "van" / "de" stay: "van de Noort").
+_LEADING_LOWER = _c(r"^(?![a-z]{1,3}[ \t])(?:[a-z]+-\S+|[a-z]{4,})[ \t]+(?=[A-Z])")
+
+
+# Occupations that are also common surnames ("Mrs. Baker"): never cut from or dropped as a PERSON.
+_SURNAME_OCCUPATIONS = frozenset(
+    "baker barber bishop brewer butcher butler carpenter carter chaplain cook cooper dean dyer farmer fisher "
+    "fisherman forester gardener glazier governor guard judge marshal mason miller minister painter porter "
+    "priest sawyer shepherd singer skinner steward tailor tanner thatcher turner usher walker warden weaver "
+    "webster".split()
+)
+
+
+def _person_role_word(word: str) -> bool:
+    return (
+        _occupation_word(word)
+        and word.lower().rstrip("s") not in _SURNAME_OCCUPATIONS
+        and (word.lower() not in _SURNAME_OCCUPATIONS)
+    )
+
+
+def _trim_name_edges(label: str, text: str, start: int, end: int) -> tuple[int, int] | None:
+    """Cut leading articles, trailing possessives / prepositions / whitespace and, for PERSON, leading
+    occupation words; None when nothing of the name is left (a PERSON that is only "Salesperson")."""
+    while True:
+        value = text[start:end]
+        m = _LEADING_ARTICLE.match(value)
+        if m is None and label == PERSON:
+            m = _LEADING_WORD.match(value)
+            if m is not None and not _person_role_word(m.group(1)):
+                m = None
+        if m is None and label in (PERSON, ORGANIZATION):
+            m = _LEADING_LOWER.match(value)
+        if m is not None:
+            start += m.end()
+            continue
+        m = _TRAILING_JUNK.search(value)
+        if m is not None and m.start() > 0:
+            end = start + m.start()
+            continue
+        break
+    value = text[start:end]
+    if label == PERSON and all(_person_role_word(w) for w in value.split()):
+        return None
+    return (start, end) if end > start else None
 
 
 _CARD_CONTEXT = _c(r"(?i)\b(?:card|cc|visa|master ?card|amex|american express|discover|maestro|pan|payment)\b")
@@ -1593,6 +1802,7 @@ class DetectorSuite:
             found = [s for s in found if s.label != CREDIT_CARD or _card_context(text, s)]
         else:
             found.extend(_find_addresses(text))
+            found.extend(_find_titles(text))
         found.extend(self._phones.find(text, need_context=code))
         return [s for s in found if (s.score or 0.0) >= self.config.threshold_for(s.label)]
 

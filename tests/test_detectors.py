@@ -14,9 +14,11 @@ os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from curation.detectors import (
+    TITLE,
     DetectorConfig,
     DetectorError,
     DetectorSuite,
+    _trim_name_edges,
     iban_ok,
     luhn_ok,
 )
@@ -29,6 +31,8 @@ from curation.spans import (
     EMAIL_ADDRESS,
     IBAN_CODE,
     IP_ADDRESS,
+    LOCATION,
+    ORGANIZATION,
     PASSWORD,
     PERSON,
     PHONE_NUMBER,
@@ -245,3 +249,104 @@ def test_versions(suite: DetectorSuite) -> None:
     versions = suite.versions
     assert {"ruleset", "presidio_analyzer", "spacy_model", "phonenumbers"} <= versions.keys()
     assert versions["spacy_model"].startswith("en_core_web_sm")
+
+
+# --- job titles, name edges, firm names, places after a unit (rules added from the error analysis) ----------
+
+
+@pytest.mark.parametrize(
+    ("text", "title"),
+    [
+        ("I used to work for Acme as Passenger booking clerk, but quit.", "Passenger booking clerk"),
+        ("She was hired as a senior software engineer at Initech.", "senior software engineer"),
+        ("Ada Byron, the chief statistician, said no.", "chief statistician"),
+        ("Erik Baader\n\nCourt, municipal, and license clerk\n\nPersonal Info:", "Court, municipal, and license clerk"),
+        ("naomi ryan\nsewer pipe cleaner\nhubbard, fox", "sewer pipe cleaner"),
+    ],
+)
+def test_job_title_in_context(rules_only: DetectorSuite, text: str, title: str) -> None:
+    assert _find(rules_only.detect([text])[0], text, title).label == TITLE
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "It works as a list of things, but not always.",  # "as" + non-occupation
+        "Install it as soon as the driver updates arrive.",  # no work context before "as"
+        "Thanks\nSee you soon\nTeacher",  # own line, but the line above is not a name
+        "Quarterly report\n\nRevenue grew, the manager of sales said",  # no name before ", the"
+        "He said the engineer was late.",  # occupation word in running prose
+    ],
+)
+def test_job_title_needs_context(rules_only: DetectorSuite, text: str) -> None:
+    assert not [s for s in rules_only.detect([text])[0] if s.label == TITLE]
+
+
+def test_job_title_not_in_code(rules_only: DetectorSuite) -> None:
+    text = "# Jane Doe\n# Software engineer\nx = 1\n"
+    assert not [s for s in rules_only.detect([text], ["code"])[0] if s.label == TITLE]
+
+
+@pytest.mark.parametrize(
+    ("value", "label", "expected"),
+    [
+        ("the University of Oslo", ORGANIZATION, "University of Oslo"),
+        ("Ada Lovelace's", PERSON, "Ada Lovelace"),
+        ("the White Stripes'", LOCATION, "White Stripes"),
+        ("Ada Lovelace of", PERSON, "Ada Lovelace"),
+        ("Ada Lovelace\n   ", PERSON, "Ada Lovelace"),
+        ("Producer Ada Lovelace", PERSON, "Ada Lovelace"),
+        ("ex-Zombie Ahtisaari", PERSON, "Ahtisaari"),
+        ("van de Noort", PERSON, "van de Noort"),  # name particles stay
+        ("Hans Baker", PERSON, "Hans Baker"),
+        ("Baker", PERSON, "Baker"),  # occupational surname: kept
+        ("Mason Mount", PERSON, "Mason Mount"),
+        ("iRobot Corp", ORGANIZATION, "iRobot Corp"),
+        ("Salesperson", PERSON, None),  # an occupation alone is not a name
+        ("Producer", PERSON, None),
+    ],
+)
+def test_ner_name_edges(value: str, label: str, expected: str | None) -> None:
+    kept = _trim_name_edges(label, value, 0, len(value))
+    assert (None if kept is None else value[kept[0] : kept[1]]) == expected
+
+
+def test_ner_edges_trimmed_end_to_end(suite: DetectorSuite) -> None:
+    text = "Yesterday I read Ada Lovelace's notes at the University of Oslo."
+    spans = suite.detect([text])[0]
+    covered = "".join(text[s.start : s.end] for s in spans)
+    assert "'s" not in covered and not any(text[s.start : s.end].lower().startswith("the ") for s in spans)
+
+
+@pytest.mark.parametrize(
+    ("text", "firm"),
+    [
+        ("She joined Clark, Romero and Hall last year.", "Clark, Romero and Hall"),
+        ("Contact Hubbard, Fox & Gillespie today.", "Hubbard, Fox & Gillespie"),
+        ("Owens, Duran and Oneal's office.", "Owens, Duran and Oneal"),
+        ("Thomas and Sons delivered it.", "Thomas and Sons"),
+    ],
+)
+def test_firm_name(rules_only: DetectorSuite, text: str, firm: str) -> None:
+    assert _find(rules_only.detect([text])[0], text, firm).label == ORGANIZATION
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Invite Hleb, Sheila, Donna, Sherry, Donald and Shane.",  # a list of people, not a firm
+        "Open on Monday, Tuesday and Friday.",
+        "In March, April and May it rains.",
+    ],
+)
+def test_firm_name_negatives(rules_only: DetectorSuite, text: str) -> None:
+    assert not [s for s in rules_only.detect([text])[0] if s.source == "pattern:firm_name"]
+
+
+def test_address_place_after_unit(rules_only: DetectorSuite) -> None:
+    text = "It is at 731 ul. Miła 57 Apt. 819 Rzeszów Poland. It serves soup."
+    _find(rules_only.detect([text])[0], text, "731 ul. Miła 57 Apt. 819 Rzeszów Poland")
+    text = "Send it to 12 Main Street Apt. 4 Springfield IL 62701 today"
+    _find(rules_only.detect([text])[0], text, "12 Main Street Apt. 4 Springfield IL 62701")
+    text = "Send it to 12 Main Street Apt. 4 The rest follows."  # a sentence start is not a city
+    assert not _covered(rules_only.detect([text])[0], text, "Apt. 4 The")
