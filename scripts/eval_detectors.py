@@ -46,9 +46,55 @@ def _chars(spans: Sequence[Span]) -> set[int]:
     return {i for s in merge(spans) for i in range(s.start, s.end)}
 
 
+# Gold and predicted label names differ (gold GPE vs our LOCATION, gold ZIP_CODE inside our STREET_ADDRESS,
+# ages as DATE_TIME): both sides map to one entity name for the label-strict per-entity table.
+ENTITY_OF = {
+    "GPE": "LOCATION",
+    "NRP": "LOCATION",
+    "LOC": "LOCATION",
+    "ZIP_CODE": "STREET_ADDRESS",
+    "DOMAIN_NAME": "URL",
+    "AGE": "DATE_TIME",
+}
+
+
+def by_entity(records: list[dict], predictions: list[list[Span]]) -> dict[str, dict[str, float]]:
+    """Label-strict char P/R/F1 per entity (labels mapped through :data:`ENTITY_OF`)."""
+    hit_p: dict[str, int] = {}
+    tot_p: dict[str, int] = {}
+    hit_g: dict[str, int] = {}
+    tot_g: dict[str, int] = {}
+    for rec, preds in zip(records, predictions, strict=True):
+        gold: dict[str, set[int]] = {}
+        for sp in rec["spans"]:
+            lab = ENTITY_OF.get(sp["label"], sp["label"])
+            gold.setdefault(lab, set()).update(range(sp["start"], sp["end"]))
+        pred: dict[str, set[int]] = {}
+        for sp in preds:
+            pred.setdefault(ENTITY_OF.get(sp.label, sp.label), set()).update(range(sp.start, sp.end))
+        for lab, chars in gold.items():
+            tot_g[lab] = tot_g.get(lab, 0) + len(chars)
+            hit_g[lab] = hit_g.get(lab, 0) + len(chars & pred.get(lab, set()))
+        for lab, chars in pred.items():
+            tot_p[lab] = tot_p.get(lab, 0) + len(chars)
+            hit_p[lab] = hit_p.get(lab, 0) + len(chars & gold.get(lab, set()))
+    out = {}
+    for lab in sorted(set(tot_g) | set(tot_p)):
+        p = hit_p.get(lab, 0) / tot_p[lab] if tot_p.get(lab) else 0.0
+        r = hit_g.get(lab, 0) / tot_g[lab] if tot_g.get(lab) else 0.0
+        out[lab] = {
+            "precision": p,
+            "recall": r,
+            "f1": 2 * p * r / (p + r) if p + r else 0.0,
+            "gold_chars": tot_g.get(lab, 0),
+            "pred_chars": tot_p.get(lab, 0),
+        }
+    return out
+
+
 def score(records: list[dict], predictions: list[list[Span]]) -> dict:
     """Pooled char P/R/F1, per-gold-label recall and per-predicted-label precision."""
-    tp = n_pred = n_gold = 0
+    tp = n_pred = n_gold = n_chars = 0
     gold_tot: dict[str, int] = {}
     gold_hit: dict[str, int] = {}
     pred_tot: dict[str, int] = {}
@@ -58,6 +104,7 @@ def score(records: list[dict], predictions: list[list[Span]]) -> dict:
         gold = _chars(gold_spans)
         pred = _chars(preds)
         tp += len(gold & pred)
+        n_chars += len(rec["text"])
         n_pred += len(pred)
         n_gold += len(gold)
         for label in {s.label for s in gold_spans}:
@@ -71,17 +118,32 @@ def score(records: list[dict], predictions: list[list[Span]]) -> dict:
     p = tp / n_pred if n_pred else 0.0
     r = tp / n_gold if n_gold else 0.0
     f = 2 * p * r / (p + r) if p + r else 0.0
+    non_target = n_chars - n_gold
     return {
         "precision": p,
         "recall": r,
         "f1": f,
+        # non-target characters flagged / non-target characters
+        "fpr": (n_pred - tp) / non_target if non_target else 0.0,
         "gold_chars": n_gold,
         "pred_chars": n_pred,
         "recall_by_gold_label": {k: gold_hit[k] / v for k, v in sorted(gold_tot.items()) if v},
         "gold_chars_by_label": dict(sorted(gold_tot.items())),
         "precision_by_pred_label": {k: pred_hit[k] / v for k, v in sorted(pred_tot.items()) if v},
         "pred_chars_by_label": dict(sorted(pred_tot.items())),
+        "by_entity": by_entity(records, predictions),
     }
+
+
+def select_split(records: list[dict], side: str, seed: int) -> list[dict]:
+    """``all`` or one half ("a"/"b") of a seeded, scope-respecting split (tune on one, report the other)."""
+    if side == "all":
+        return records
+    from curation.labeled import LabeledRecord, split_records
+
+    a, b = split_records([LabeledRecord.from_dict(r) for r in records], 0.5, seed=seed)
+    keep = {r.id for r in (a if side == "a" else b)}
+    return [r for r in records if str(r["id"]) in keep]
 
 
 def timed(predict: Predictor, texts: list[str]) -> tuple[list[list[Span]], float]:
@@ -177,7 +239,7 @@ def union(*predictors: Predictor) -> Predictor:
 def table(name: str, results: dict[str, dict], timings: dict[str, float], n: int) -> str:
     systems = list(results)
     lines = [f"== {name} ({n} records)", f"{'metric':34s}" + "".join(f"{s:>24s}" for s in systems)]
-    for key in ("precision", "recall", "f1"):
+    for key in ("precision", "recall", "f1", "fpr"):
         lines.append(f"{'pooled ' + key:34s}" + "".join(f"{results[s][key]:24.3f}" for s in systems))
     lines.append(f"{'sec / 1000 records':34s}" + "".join(f"{1000 * timings[s] / n:24.2f}" for s in systems))
     gold_labels = sorted({k for s in systems for k in results[s]["recall_by_gold_label"]})
@@ -186,6 +248,15 @@ def table(name: str, results: dict[str, dict], timings: dict[str, float], n: int
         chars = results[systems[0]]["gold_chars_by_label"].get(lab, 0)
         row = f"  {lab + f' ({chars})':32s}"
         row += "".join(f"{results[s]['recall_by_gold_label'].get(lab, 0.0):24.3f}" for s in systems)
+        lines.append(row)
+    lines.append("-- label-strict per entity: precision / recall / F1 (gold chars)")
+    entities = sorted({k for s in systems for k, v in results[s].get("by_entity", {}).items() if v["gold_chars"]})
+    for lab in entities:
+        chars = max(results[s]["by_entity"].get(lab, {}).get("gold_chars", 0) for s in systems)
+        row = f"  {lab + f' ({chars})':32s}"
+        for s in systems:
+            e = results[s]["by_entity"].get(lab, {"precision": 0.0, "recall": 0.0, "f1": 0.0})
+            row += f"{e['precision']:8.2f}{e['recall']:8.2f}{e['f1']:8.2f}"
         lines.append(row)
     lines.append("-- precision by predicted label (predicted chars)")
     for s in systems:
@@ -227,6 +298,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--secrets", type=Path, default=DEFAULT_SECRETS)
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--limit", type=int, default=None)
+    ap.add_argument(
+        "--split",
+        choices=("all", "a", "b"),
+        default="all",
+        help="evaluate on one side of curation.labeled.split_records(records, 0.5, seed=--split-seed)",
+    )
+    ap.add_argument("--split-seed", type=int, default=1)
     ap.add_argument("--skip-baseline", action="store_true")
     ap.add_argument("--skip-external", action="store_true", help="do not run CredSweeper / detect-secrets")
     ap.add_argument("--show-errors", type=int, default=0, help="print N error examples (prints values!)")
@@ -235,7 +313,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.getLogger("presidio-analyzer").setLevel(logging.ERROR)
 
     report: dict = {}
-    records = load(args.data, args.limit)
+    records = select_split(load(args.data, args.limit), args.split, args.split_seed)
     texts = [r["text"] for r in records]
     results: dict[str, dict] = {}
     timings: dict[str, float] = {}
@@ -257,6 +335,8 @@ def main(argv: list[str] | None = None) -> int:
         show_errors(records, preds, args.show_errors)
     report["pii"] = {
         "data": str(args.data),
+        "split": args.split,
+        "split_seed": args.split_seed,
         "records": len(records),
         "results": results,
         "seconds_per_1000": {k: 1000 * v / len(records) for k, v in timings.items()},
