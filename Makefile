@@ -20,9 +20,11 @@ $(STAMP): requirements.txt pyproject.toml
 	$(BIN)/pip install -q --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
-$(DAGSTER_HOME)/dagster.yaml:
+# Instance settings: no telemetry (no network); at most 4 batch runs at once; one model-scoring step at a
+# time across all runs (the `reference_model` pool), so parallel batches queue for the CPU instead of thrashing.
+$(DAGSTER_HOME)/dagster.yaml: Makefile
 	mkdir -p $(DAGSTER_HOME)
-	printf 'telemetry:\n  enabled: false\n' > $@
+	printf 'telemetry:\n  enabled: false\nconcurrency:\n  runs:\n    max_concurrent_runs: 4\n  pools:\n    default_limit: 1\n' > $@
 
 run: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
 	$(BIN)/curation run

@@ -1,4 +1,4 @@
-"""The one place the Dagster Definitions are assembled: assets, checks, jobs and resources."""
+"""The one place the Dagster Definitions are assembled: assets, checks, jobs, sensors and resources."""
 
 import os
 
@@ -8,31 +8,34 @@ os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
 import dagster as dg
 
 from assets import ALL_ASSETS
+from assets._common import DELIVERY_BATCHES
+from automation import ALL_JOBS, ALL_SCHEDULES, ALL_SENSORS
 from checks import ALL_CHECKS
 from resources import build_resources
-
-# Materializes every stage; blocking checks run inside it, so a failed gate skips `release`.
-curation_job = dg.define_asset_job(
-    "curation_job",
-    selection=dg.AssetSelection.assets(*ALL_ASSETS),
-    description="Ingest -> score -> calibrate -> mask -> surrogates -> card -> gated release.",
-)
 
 defs = dg.Definitions(
     assets=ALL_ASSETS,
     asset_checks=ALL_CHECKS,
-    jobs=[curation_job],
+    jobs=ALL_JOBS,
+    schedules=ALL_SCHEDULES,
+    sensors=ALL_SENSORS,
     resources=build_resources(),
 )
 
 
-def run_curation(settings, log_level: str = "INFO"):
-    """Execute `curation_job` in-process (what `curation run` calls); a persistent instance when
-    DAGSTER_HOME is set, so the run shows up in the UI."""
-    instance = dg.DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else dg.DagsterInstance.ephemeral()
+def run_curation(settings, log_level: str = "INFO", instance=None):
+    """Execute `curation_job` in-process for the configured batch (what `curation run` calls); a persistent
+    instance when DAGSTER_HOME is set, so the run shows up in the UI."""
+    if instance is None:
+        persistent = bool(os.environ.get("DAGSTER_HOME"))
+        instance = dg.DagsterInstance.get() if persistent else dg.DagsterInstance.ephemeral()
+    batch_id = settings.load().batch_id
+    if not instance.has_dynamic_partition(DELIVERY_BATCHES.name, batch_id):
+        instance.add_dynamic_partitions(DELIVERY_BATCHES.name, [batch_id])
     return defs.resolve_job_def("curation_job").execute_in_process(
         instance=instance,
         resources=build_resources(settings),
+        partition_key=batch_id,
         raise_on_error=False,
         run_config={"loggers": {"console": {"config": {"log_level": log_level}}}},
     )

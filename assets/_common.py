@@ -1,4 +1,5 @@
-"""Helpers shared by the asset modules: metadata conversion and group names."""
+"""Helpers shared by the asset and check modules: the delivery-batch partitions, the per-batch config,
+metadata conversion and group names."""
 
 from __future__ import annotations
 
@@ -6,7 +7,22 @@ import json
 
 import dagster as dg
 
-GROUP = "curation"
+from curation.config import CurationConfig
+
+CALIBRATION_GROUP = "calibration"  # shared by every batch: validation data, its scores, the thresholds
+DELIVERY_GROUP = "delivery"  # one partition per delivery batch
+
+# One partition per delivery batch; the inbox sensor adds them, `curation run` adds its own batch id.
+DELIVERY_BATCHES = dg.DynamicPartitionsDefinition(name="delivery_batch")
+PARTITION_TAG = "dagster/partition"
+
+
+def batch_config(context, settings) -> CurationConfig:
+    """The run's config for the batch being materialized (the run's partition; the configured batch_id
+    when the run is not partitioned). Works for asset and asset-check contexts alike."""
+    config = settings.load()
+    key = context.run.tags.get(PARTITION_TAG)
+    return config.for_batch(key) if key else config
 
 
 def as_metadata(summary: dict) -> dict:

@@ -4,17 +4,22 @@ import base64
 
 import dagster as dg
 
-from assets._common import GROUP, as_metadata
+from assets._common import CALIBRATION_GROUP, as_metadata
 from curation.pipeline import VALIDATION, calibrate_stage, load_scored_docs
 from curation.plots import save_calibration_plots
 from resources import CurationSettings, ReferenceModel
 
 
-@dg.asset(group_name=GROUP, kinds={"duckdb", "numpy"}, deps=["window_scores", "detector_spans", "validation_set"])
+@dg.asset(
+    group_name=CALIBRATION_GROUP,
+    kinds={"duckdb", "numpy"},
+    deps=["validation_set", "validation_scores", "validation_detections"],
+)
 def threshold_calibration(settings: CurationSettings, reference_model: ReferenceModel) -> dg.MaterializeResult:
     """Joint search over masking policy (detectors / surprise / union / residual), window, consensus k and
     threshold on the calibration split, by character-level F1 within the collateral budget; per-kind
-    thresholds; held-out metrics side by side; ROC, precision-recall and surprise-histogram plots."""
+    thresholds; held-out metrics side by side; ROC, precision-recall and surprise-histogram plots. Shared by
+    every delivery batch; the recalibration schedule re-runs it."""
     config = settings.load()
     warehouse = settings.warehouse()
     model_key = reference_model.scorer().model_key

@@ -7,21 +7,33 @@ from pathlib import Path
 import dagster as dg
 import polars as pl
 
-from assets._common import GROUP
+from assets._common import DELIVERY_BATCHES, DELIVERY_GROUP, batch_config
 from checks._record import UPSTREAM
 from curation import gates
 from curation.card import render_card
 from curation.pipeline import card_info, current_calibration, release_tables
 from curation.release import release_id_for, write_release
+from curation.warehouse import CALIBRATION_BATCH
 from resources import CurationSettings, Detectors, KeyVault, ReferenceModel
 
-CARD_FILE = ".curation/card/README.md"
+CARD_FILE = ".curation/cards/{batch}/README.md"
 
 
-def _gate_status(warehouse, batch_id: str) -> dict[str, dict]:
-    """Release gates for the current release text, plus the latest upstream gates of the batch."""
+# A release follows only a full set of passed blocking gates: never in a run whose audit failed (blocking
+# checks stop the run), and never automatically after such a run (this condition). Dagster keeps check
+# results per asset, not per partition, so the release asset itself also re-verifies the recorded gates
+# of its own batch and exact content before writing anything.
+RELEASE_AUTOMATION = dg.AutomationCondition.eager() & dg.AutomationCondition.all_deps_blocking_checks_passed()
+
+
+def _gate_status(config, warehouse, model_key: str) -> dict[str, dict]:
+    """Gates the release rests on: the release-text gates for exactly this text, the latest upstream gates
+    of the batch, and the health of the calibration whose thresholds masked it."""
+    batch_id = config.batch_id
     status = gates.gate_status(warehouse, batch_id, UPSTREAM)
     status.update(gates.gate_status(warehouse, batch_id, gates.content_digest(warehouse, batch_id)))
+    calibration_id, _, _ = current_calibration(config, warehouse, model_key)
+    status.update(gates.gate_status(warehouse, CALIBRATION_BATCH, calibration_id))
     return status
 
 
@@ -31,18 +43,22 @@ def _plots(config, warehouse, model_key: str) -> dict[str, Path]:
     return {p.stem: p for p in sorted(folder.glob("*.png"))}
 
 
-@dg.asset(group_name=GROUP, kinds={"markdown"}, deps=["surrogate_view"])
+@dg.asset(group_name=DELIVERY_GROUP, kinds={"markdown"}, deps=["surrogate_view"], partitions_def=DELIVERY_BATCHES)
 def dataset_card(
-    settings: CurationSettings, reference_model: ReferenceModel, detectors: Detectors, key_vault: KeyVault
+    context: dg.AssetExecutionContext,
+    settings: CurationSettings,
+    reference_model: ReferenceModel,
+    detectors: Detectors,
+    key_vault: KeyVault,
 ) -> dg.MaterializeResult:
     """Hugging Face-style dataset card: counts, the redaction convention, models and thresholds, validation
     and held-out metrics with plots, residual audit with its confidence bound, gates, limitations."""
     from curation.convention import load_convention
 
-    config, warehouse = settings.load(), settings.warehouse()
+    config, warehouse = batch_config(context, settings), settings.warehouse()
     model_key = reference_model.scorer().model_key
     key = key_vault.key()
-    status = _gate_status(warehouse, config.batch_id)
+    status = _gate_status(config, warehouse, model_key)
     info = card_info(
         config,
         warehouse,
@@ -55,7 +71,7 @@ def dataset_card(
         plots={name: f"plots/{path.name}" for name, path in _plots(config, warehouse, model_key).items()},
     )
     card = render_card(info)
-    path = config.path(CARD_FILE)
+    path = config.path(CARD_FILE.format(batch=config.batch_id))
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(card, encoding="utf-8")
     return dg.MaterializeResult(
@@ -63,22 +79,31 @@ def dataset_card(
     )
 
 
-@dg.asset(group_name=GROUP, kinds={"parquet"}, deps=[dataset_card])
+@dg.asset(
+    group_name=DELIVERY_GROUP,
+    kinds={"parquet"},
+    # Direct edges to the gated assets, so the automation condition sees their blocking checks.
+    deps=[dataset_card, "surrogate_view", "mask_spans", "threshold_calibration"],
+    partitions_def=DELIVERY_BATCHES,
+    automation_condition=RELEASE_AUTOMATION,
+)
 def release(
     context: dg.AssetExecutionContext, settings: CurationSettings, reference_model: ReferenceModel
 ) -> dg.MaterializeResult:
     """Parquet shards + card + manifest (sha256 per file, counts, config, versions, every gate result),
     written atomically to `releases/<release_id>/`. Refuses unless every gate passed for this exact text."""
-    config, warehouse = settings.load(), settings.warehouse()
-    status = _gate_status(warehouse, config.batch_id)
-    problems = gates.missing_or_failed(status)
-    upstream_failed = [name for name, s in status.items() if not s.get("passed")]
+    config, warehouse = batch_config(context, settings), settings.warehouse()
+    model_key = reference_model.scorer().model_key
+    status = _gate_status(config, warehouse, model_key)
+    problems = gates.missing_or_failed(status, gates.REQUIRED_GATES)
+    upstream_failed = [n for n, s in status.items() if not s.get("passed") and n not in gates.ADVISORY_GATES]
     if problems or upstream_failed:
         raise dg.Failure(
             description="release refused: gates not passed for this release content",
-            metadata={"problems": dg.MetadataValue.json(problems + [f"{n}: failed" for n in upstream_failed])},
+            metadata={
+                "problems": dg.MetadataValue.json(sorted({*problems, *(f"{n}: failed" for n in upstream_failed)}))
+            },
         )
-    model_key = reference_model.scorer().model_key
     digest = gates.content_digest(warehouse, config.batch_id)
     previous = warehouse.query(
         "SELECT release_id, path FROM deliveries WHERE content_digest = ? AND batch_ids = ? ORDER BY created_at DESC",
@@ -92,7 +117,7 @@ def release(
             )
     tables = release_tables(config, warehouse)
     release_id = release_id_for([config.batch_id], f"{config.digest()}{digest[:16]}", datetime.now(UTC))
-    card = config.path(CARD_FILE).read_text(encoding="utf-8")
+    card = config.path(CARD_FILE.format(batch=config.batch_id)).read_text(encoding="utf-8")
     plots = {f"plots/{p.name}": p for p in _plots(config, warehouse, model_key).values()}
     manifest_extra = {
         "batch_ids": [config.batch_id],

@@ -2,17 +2,24 @@
 
 import dagster as dg
 
-from assets._common import GROUP, as_metadata
+from assets._common import DELIVERY_BATCHES, DELIVERY_GROUP, as_metadata, batch_config
 from curation.pipeline import surrogate_stage
 from resources import CurationSettings, KeyVault
 
 
-@dg.asset(group_name=GROUP, kinds={"duckdb", "faker"}, deps=["redacted_view", "training_view"])
-def surrogate_view(settings: CurationSettings, key_vault: KeyVault) -> dg.MaterializeResult:
+@dg.asset(
+    group_name=DELIVERY_GROUP,
+    kinds={"duckdb", "faker"},
+    deps=["redacted_view", "training_view"],
+    partitions_def=DELIVERY_BATCHES,
+)
+def surrogate_view(
+    context: dg.AssetExecutionContext, settings: CurationSettings, key_vault: KeyVault
+) -> dg.MaterializeResult:
     """Text with masked spans rewritten per the redaction convention: keyed HMAC choice of fictional values,
     consistent within a conversation, format-preserving. The surrogate map goes to the vault (0600) only."""
     engine = key_vault.engine()
     with key_vault.open_vault() as vault:
-        summary = surrogate_stage(settings.load(), settings.warehouse(), engine, vault)
+        summary = surrogate_stage(batch_config(context, settings), settings.warehouse(), engine, vault)
     summary["dev_key"] = key_vault.key().is_dev
     return dg.MaterializeResult(metadata=as_metadata(summary))

@@ -133,9 +133,9 @@ def child_run(corpus: Path, out: Path, config: Path) -> None:
     from curation.warehouse import Warehouse
 
     summary = Warehouse(out / ".curation/warehouse.duckdb").query(
-        "SELECT summary FROM stage_summaries WHERE stage = 'reference_scores'"
+        "SELECT summary FROM stage_summaries WHERE stage IN ('reference_scores', 'validation_scores')"
     )
-    calls = json.loads(summary["summary"][0])["model_calls"] if summary.height else None
+    calls = sum(json.loads(s)["model_calls"] for s in summary["summary"]) if summary.height else None
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps({"exit": code, "seconds": elapsed, "model_calls": calls, "peak_rss_mb": rss_mb}))
 

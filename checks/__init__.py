@@ -6,6 +6,7 @@ from checks.release_gates import (
     masked_fraction_budget,
     residual_detector_audit,
     residual_leak_scan,
+    score_drift,
     surrogate_consistency,
 )
 
@@ -18,4 +19,5 @@ ALL_CHECKS = [
     residual_leak_scan,
     residual_detector_audit,
     surrogate_consistency,
+    score_drift,
 ]

@@ -17,10 +17,11 @@ def to_check_result(
     batch_id: str,
     result: GateResult,
     digest: str = UPSTREAM,
+    severity: dg.AssetCheckSeverity = dg.AssetCheckSeverity.ERROR,
 ) -> dg.AssetCheckResult:
     """Record the gate (keyed by the content it judged) and report counts/rates only."""
     record_gate(warehouse, batch_id, digest, result, context.run.run_id)
     metadata = as_metadata({k: v for k, v in result.detail.items() if v is not None})
     if digest != UPSTREAM:
         metadata["content_digest"] = digest[:16]
-    return dg.AssetCheckResult(passed=result.passed, severity=dg.AssetCheckSeverity.ERROR, metadata=metadata)
+    return dg.AssetCheckResult(passed=result.passed, severity=severity, metadata=metadata)

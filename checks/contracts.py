@@ -2,6 +2,7 @@
 
 import dagster as dg
 
+from assets._common import batch_config
 from checks._record import to_check_result
 from curation.contracts import check_contract
 from curation.gates import DOCUMENT_CONTRACT, MASK_SPAN_CONTRACT, TOKEN_SCORE_CONTRACT, GateResult
@@ -16,7 +17,7 @@ def _result(name: str, kind: str, frame) -> GateResult:
 @dg.asset_check(asset="raw_documents", name=DOCUMENT_CONTRACT, blocking=True)
 def document_contract(context: dg.AssetCheckExecutionContext, settings: CurationSettings) -> dg.AssetCheckResult:
     """Documents: non-null unique ids, non-empty text, valid sha256, known kind."""
-    config, warehouse = settings.load(), settings.warehouse()
+    config, warehouse = batch_config(context, settings), settings.warehouse()
     frame = warehouse.query(
         "SELECT doc_id, text IS NOT NULL AS text, n_chars, sha256, kind FROM documents WHERE batch_id = ?",
         [config.batch_id],
@@ -29,7 +30,7 @@ def token_score_contract(
     context: dg.AssetCheckExecutionContext, settings: CurationSettings, reference_model: ReferenceModel
 ) -> dg.AssetCheckResult:
     """Token scores of the batch: finite, non-negative NLL; ordered character offsets."""
-    config, warehouse = settings.load(), settings.warehouse()
+    config, warehouse = batch_config(context, settings), settings.warehouse()
     frame = warehouse.query(
         "SELECT t.nll, t.char_end - t.char_start AS width, t.char_start FROM token_scores t "
         "JOIN (SELECT DISTINCT sha256 FROM documents WHERE batch_id = ?) d ON d.sha256 = t.doc_sha256 "
@@ -43,7 +44,7 @@ def token_score_contract(
 @dg.asset_check(asset="mask_spans", name=MASK_SPAN_CONTRACT, blocking=True)
 def mask_span_contract(context: dg.AssetCheckExecutionContext, settings: CurationSettings) -> dg.AssetCheckResult:
     """Mask spans: labeled, non-empty, inside their document's text."""
-    config, warehouse = settings.load(), settings.warehouse()
+    config, warehouse = batch_config(context, settings), settings.warehouse()
     frame = warehouse.query(
         'SELECT m.label, m."start" AS start, m."end" - m."start" AS length, m."end" <= d.n_chars AS within_text '
         "FROM mask_spans m JOIN documents d USING (doc_id) WHERE m.batch_id = ? AND d.batch_id = ?",

@@ -3,9 +3,11 @@ so `release` is skipped; the release asset also re-verifies the recorded gates f
 
 import dagster as dg
 
+from assets._common import batch_config
 from checks._record import to_check_result
 from curation import gates
 from curation.pipeline import current_calibration
+from curation.warehouse import CALIBRATION_BATCH
 from resources import CurationSettings, Detectors, KeyVault, ReferenceModel
 
 
@@ -13,16 +15,29 @@ from resources import CurationSettings, Detectors, KeyVault, ReferenceModel
 def calibration_health(
     context: dg.AssetCheckExecutionContext, settings: CurationSettings, reference_model: ReferenceModel
 ) -> dg.AssetCheckResult:
-    """Held-out coverage >= goal and collateral <= budget; surprise AUROC >= minimum."""
+    """Held-out coverage >= goal and collateral <= budget; surprise AUROC >= minimum. Recorded against the
+    calibration id, since every batch masked with these thresholds rests on it."""
     config, warehouse = settings.load(), settings.warehouse()
-    _, _, summary = current_calibration(config, warehouse, reference_model.scorer().model_key)
-    return to_check_result(context, warehouse, config.batch_id, gates.calibration_health(summary, config))
+    calibration_id, _, summary = current_calibration(config, warehouse, reference_model.scorer().model_key)
+    result = gates.calibration_health(summary, config)
+    return to_check_result(context, warehouse, CALIBRATION_BATCH, result, calibration_id)
+
+
+@dg.asset_check(asset="window_scores", name=gates.SCORE_DRIFT, blocking=False)
+def score_drift(
+    context: dg.AssetCheckExecutionContext, settings: CurationSettings, reference_model: ReferenceModel
+) -> dg.AssetCheckResult:
+    """Warning (not a gate): population stability index of the batch's token surprise against the
+    calibration data and the other batches. Above the limit, thresholds may no longer fit: recalibrate."""
+    config, warehouse = batch_config(context, settings), settings.warehouse()
+    result = gates.score_drift(warehouse, config, reference_model.scorer().model_key)
+    return to_check_result(context, warehouse, config.batch_id, result, severity=dg.AssetCheckSeverity.WARN)
 
 
 @dg.asset_check(asset="mask_spans", name=gates.MASKED_FRACTION_BUDGET, blocking=True)
 def masked_fraction_budget(context: dg.AssetCheckExecutionContext, settings: CurationSettings) -> dg.AssetCheckResult:
     """Masked fraction of the batch within [min, max]: catches masking everything or nothing."""
-    config, warehouse = settings.load(), settings.warehouse()
+    config, warehouse = batch_config(context, settings), settings.warehouse()
     return to_check_result(context, warehouse, config.batch_id, gates.masked_fraction_budget(warehouse, config))
 
 
@@ -32,7 +47,7 @@ def residual_leak_scan(
 ) -> dg.AssetCheckResult:
     """No masked or gold value survives in the release text (verbatim or case/space/punctuation-normalized).
     Findings are stored as keyed hashes and counts in `audit_findings`."""
-    config, warehouse = settings.load(), settings.warehouse()
+    config, warehouse = batch_config(context, settings), settings.warehouse()
     digest = gates.content_digest(warehouse, config.batch_id)
     result = gates.residual_leak_scan(warehouse, config.batch_id, key_vault.key().key, context.run.run_id)
     return to_check_result(context, warehouse, config.batch_id, result, digest)
@@ -44,7 +59,7 @@ def residual_detector_audit(
 ) -> dg.AssetCheckResult:
     """Detectors re-run on a sample of the redacted text; the residual rate's upper confidence bound
     (Clopper-Pearson) must stay under the budget."""
-    config, warehouse = settings.load(), settings.warehouse()
+    config, warehouse = batch_config(context, settings), settings.warehouse()
     digest = gates.content_digest(warehouse, config.batch_id)
     result = gates.residual_detector_audit(warehouse, config, detectors.suite())
     return to_check_result(context, warehouse, config.batch_id, result, digest)
@@ -55,7 +70,7 @@ def surrogate_consistency(
     context: dg.AssetCheckExecutionContext, settings: CurationSettings, key_vault: KeyVault
 ) -> dg.AssetCheckResult:
     """One surrogate per (scope, type, value) and no original value reused as a surrogate."""
-    config, warehouse = settings.load(), settings.warehouse()
+    config, warehouse = batch_config(context, settings), settings.warehouse()
     digest = gates.content_digest(warehouse, config.batch_id)
     with key_vault.open_vault() as vault:
         result = gates.surrogate_consistency(

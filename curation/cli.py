@@ -43,7 +43,14 @@ def cmd_run(args: argparse.Namespace) -> int:
         batch_id=args.batch_id,
     )
     config = settings.load()
-    print(f"curation run: input {config.input_path}", flush=True)
+    if args.batch_id and not args.input:  # a batch waiting in the inbox: run it without the sensor
+        from curation.inbox import find_batch
+
+        entry = find_batch(config.inbox_path, args.batch_id)
+        if entry is not None:
+            settings = settings.model_copy(update={"input": str(entry.resolve())})
+            config = settings.load()
+    print(f"curation run: batch {config.batch_id}, input {config.input_path}", flush=True)
     started = time.perf_counter()
     result = definitions.run_curation(settings, args.log_level)
     elapsed = time.perf_counter() - started
@@ -152,7 +159,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--input", help="JSONL / Parquet / CSV file or a folder of text/code files")
     run.add_argument("--out", help="folder for the warehouse, vault and releases (default: here)")
     run.add_argument("--config", help="YAML config file")
-    run.add_argument("--batch-id", help="delivery batch id (default from config: 'sample')")
+    run.add_argument(
+        "--batch-id",
+        help="delivery batch id (default from config: 'sample'); without --input, the inbox entry of that name",
+    )
     run.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
     run.set_defaults(func=cmd_run)
     ev = sub.add_parser("eval", help="calibrate on labeled data, predict spans on GOLD, write metrics")

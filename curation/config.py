@@ -11,6 +11,7 @@ from typing import Any
 
 import yaml
 
+from curation.rewriting import RewriteConfig
 from curation.scoring import ScoringConfig
 
 
@@ -64,6 +65,7 @@ class GateConfig:
     audit_sample: int = 200
     confidence: float = 0.95
     min_auroc: float = 0.55
+    drift_max_psi: float = 0.25  # population stability index of token surprise vs the calibration data (warns)
     collateral_budget: float = 0.05
     coverage_goal: float = 0.8
     seed: int = 7
@@ -89,6 +91,8 @@ class CurationConfig:
     input: str | None = None  # None = bundled sample corpus
     validation: str | None = None  # None = bundled labeled validation set
     batch_id: str = "sample"
+    inbox: str = "inbox"  # one file or folder per delivery batch (watched by the inbox sensor)
+    inbox_settle_seconds: float = 30.0  # an entry unchanged this long (or with a _READY marker) is complete
     scoring: ScoringConfig = field(default_factory=ScoringConfig)
     calibration: CalibrationConfig = field(default_factory=CalibrationConfig)
     masking: MaskingConfig = field(default_factory=MaskingConfig)
@@ -96,6 +100,7 @@ class CurationConfig:
     surrogates: SurrogateConfig = field(default_factory=SurrogateConfig)
     gates: GateConfig = field(default_factory=GateConfig)
     release: ReleaseConfig = field(default_factory=ReleaseConfig)
+    rewriting: RewriteConfig = field(default_factory=RewriteConfig)  # optional LM rewriting, off by default
 
     def path(self, value: str) -> Path:
         p = Path(value).expanduser()
@@ -121,6 +126,25 @@ class CurationConfig:
     def validation_path(self) -> Path:
         return self.path(self.validation) if self.validation else bundled("validation.jsonl")
 
+    @property
+    def inbox_path(self) -> Path:
+        return self.path(self.inbox)
+
+    def for_batch(self, batch_id: str) -> CurationConfig:
+        """This config for one delivery batch: the configured input for the configured batch id, else the
+        inbox entry named `batch_id`."""
+        if batch_id == self.batch_id:
+            return self
+        from curation.inbox import find_batch
+
+        found = find_batch(self.inbox_path, batch_id)
+        if found is None:
+            raise ConfigError(
+                f"delivery batch {batch_id!r} is neither the configured batch_id ({self.batch_id!r}) nor an entry of "
+                f"the inbox {self.inbox_path}: add {batch_id}.jsonl (or .parquet/.csv, or a folder {batch_id}/) there"
+            )
+        return dataclasses.replace(self, batch_id=batch_id, input=str(found.resolve()))
+
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
 
@@ -140,6 +164,7 @@ _SECTIONS = {
     "surrogates": SurrogateConfig,
     "gates": GateConfig,
     "release": ReleaseConfig,
+    "rewriting": RewriteConfig,
 }
 
 

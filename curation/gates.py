@@ -27,12 +27,25 @@ RESIDUAL_DETECTOR_AUDIT = "residual_detector_audit"
 MASKED_FRACTION_BUDGET = "masked_fraction_budget"
 CALIBRATION_HEALTH = "calibration_health"
 SURROGATE_CONSISTENCY = "surrogate_consistency"
+SCORE_DRIFT = "score_drift"
+# Calibration is shared by every batch: its health is recorded under CALIBRATION_BATCH, keyed by calibration id.
 DOCUMENT_CONTRACT = "document_contract"
 MASK_SPAN_CONTRACT = "mask_span_contract"
 TOKEN_SCORE_CONTRACT = "token_score_contract"
 
 # Gates recorded against the release text; the release asset refuses to ship without all of them.
 RELEASE_GATES = (RESIDUAL_LEAK_SCAN, RESIDUAL_DETECTOR_AUDIT, SURROGATE_CONSISTENCY)
+# Every blocking gate a release needs a passed result of (release-text gates + upstream gates).
+REQUIRED_GATES = (
+    *RELEASE_GATES,
+    DOCUMENT_CONTRACT,
+    TOKEN_SCORE_CONTRACT,
+    MASK_SPAN_CONTRACT,
+    MASKED_FRACTION_BUDGET,
+    CALIBRATION_HEALTH,
+)
+# Warnings: shown in the card and the UI, never a reason to refuse a release.
+ADVISORY_GATES = (SCORE_DRIFT,)
 
 
 @dataclass
@@ -230,6 +243,51 @@ def calibration_health(summary: dict, config: CurationConfig) -> GateResult:
             "problems": problems,
         },
     )
+
+
+DRIFT_BINS = np.arange(0.0, 16.5, 0.5)  # token NLL in nats; the last bin also holds everything above
+
+
+def population_stability_index(expected: np.ndarray, actual: np.ndarray, eps: float = 1e-4) -> float:
+    """PSI between two histograms (counts): sum (a - e) * ln(a / e) over bins, with a floor so empty
+    bins stay finite. Rule of thumb: < 0.1 stable, 0.1-0.25 moderate, > 0.25 shifted."""
+    e = np.maximum(expected / max(expected.sum(), 1), eps)
+    a = np.maximum(actual / max(actual.sum(), 1), eps)
+    return float(np.sum((a - e) * np.log(a / e)))
+
+
+def _nll_histogram(warehouse: Warehouse, model_key: str, sha_sql: str, params: list) -> np.ndarray:
+    frame = warehouse.query(
+        f"SELECT least(floor(nll / 0.5), {len(DRIFT_BINS) - 2})::INTEGER AS bin, count(*) AS n FROM token_scores "
+        f"WHERE model_key = ? AND doc_sha256 IN ({sha_sql}) AND isfinite(nll) GROUP BY 1",
+        [model_key, *params],
+    )
+    counts = np.zeros(len(DRIFT_BINS) - 1)
+    for b, n in frame.iter_rows():
+        counts[max(int(b), 0)] += n
+    return counts
+
+
+def score_drift(warehouse: Warehouse, config: CurationConfig, model_key: str) -> GateResult:
+    """Has this batch's token-surprise distribution moved away from the data the thresholds were
+    calibrated on (and from the batches before it)? Shifted scores make a calibrated threshold mask too
+    much or too little, so a drift warning asks for recalibration on data like this batch."""
+    batch = config.batch_id
+    this = _nll_histogram(warehouse, model_key, "SELECT sha256 FROM documents WHERE batch_id = ?", [batch])
+    reference = _nll_histogram(warehouse, model_key, "SELECT sha256 FROM validation_docs", [])
+    others = _nll_histogram(warehouse, model_key, "SELECT sha256 FROM documents WHERE batch_id <> ?", [batch])
+    limit = config.gates.drift_max_psi
+    detail: dict = {"tokens": int(this.sum()), "max_psi": limit}
+    if this.sum() == 0 or reference.sum() == 0:
+        detail["reason"] = "no token scores for this batch or for the calibration data: drift cannot be judged"
+        return GateResult(SCORE_DRIFT, False, detail)
+    detail["psi_vs_calibration"] = round(population_stability_index(reference, this), 4)
+    detail["psi_vs_other_batches"] = round(population_stability_index(others, this), 4) if others.sum() else None
+    # The thresholds were fitted to the calibration data, so that comparison decides; the comparison with
+    # the other batches is reported to tell "this batch is unusual" from "all deliveries have moved".
+    passed = detail["psi_vs_calibration"] <= limit
+    detail["reason"] = "" if passed else "token surprise distribution shifted: recalibrate on data like this batch"
+    return GateResult(SCORE_DRIFT, passed, detail)
 
 
 def surrogate_consistency(vault, key: bytes, batch_originals: list[tuple[str, str]]) -> GateResult:

@@ -275,6 +275,8 @@ def _walk(root: Path) -> Iterator[Path]:
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
         for name in sorted(filenames):
+            if name == "_READY":  # the inbox's completeness marker, not content
+                continue
             file = Path(dirpath) / name
             if file.is_file() and not file.is_symlink():
                 yield file

@@ -34,6 +34,7 @@ from curation.masking import combine, propagate_duplicates, redact, surprise_spa
 from curation.scoring import ReferenceScorer
 from curation.spans import Span, char_mask, merge
 from curation.warehouse import (
+    CALIBRATION_BATCH,
     Warehouse,
     cached_shas,
     insert_frame,
@@ -110,20 +111,26 @@ def sha256_text(text: str) -> str:
 
 
 # -- scoring ---------------------------------------------------------------------------------
-def texts_to_score(config: CurationConfig, warehouse: Warehouse) -> pl.DataFrame:
-    """Distinct (sha256, text) of the batch's documents and the validation set."""
+def texts_to_score(config: CurationConfig, warehouse: Warehouse, dataset: str = CORPUS) -> pl.DataFrame:
+    """Distinct (sha256, text) of the batch's documents (CORPUS) or of the validation set (VALIDATION)."""
+    if dataset == VALIDATION:
+        sql, params = "SELECT sha256, text, n_chars FROM validation_docs", []
+    else:
+        sql, params = "SELECT sha256, text, n_chars FROM documents WHERE batch_id = ?", [config.batch_id]
     return warehouse.query(
-        "SELECT sha256, any_value(text) AS text, any_value(n_chars) AS n_chars FROM ("
-        " SELECT sha256, text, n_chars FROM documents WHERE batch_id = ?"
-        " UNION ALL SELECT sha256, text, n_chars FROM validation_docs) GROUP BY sha256 ORDER BY sha256",
-        [config.batch_id],
+        f"SELECT sha256, any_value(text) AS text, any_value(n_chars) AS n_chars FROM ({sql}) "
+        "GROUP BY sha256 ORDER BY sha256",
+        params,
     )
 
 
-def score_stage(config: CurationConfig, warehouse: Warehouse, scorer: ReferenceScorer, progress=None) -> dict:
-    """Score every text not yet cached for this model key, streaming bounded batches into DuckDB."""
+def score_stage(
+    config: CurationConfig, warehouse: Warehouse, scorer: ReferenceScorer, progress=None, dataset: str = CORPUS
+) -> dict:
+    """Score every text of the batch (or of the validation set) not yet cached for this model key,
+    streaming bounded batches into DuckDB."""
     model_key = scorer.model_key
-    wanted = texts_to_score(config, warehouse)
+    wanted = texts_to_score(config, warehouse, dataset)
     calls_before, tokens_before = scorer.stats.model_calls, scorer.stats.tokens_scored
     started = time.perf_counter()
     n_scored = score_missing(warehouse, scorer, list(zip(wanted["sha256"], wanted["text"], strict=True)), progress)
@@ -140,7 +147,10 @@ def score_stage(config: CurationConfig, warehouse: Warehouse, scorer: ReferenceS
         "tokens_per_s": round(tokens / elapsed, 1) if elapsed > 0 and tokens else None,
         "model_load_s": round(scorer.stats.load_seconds, 2),
     }
-    record_summary(warehouse, config.batch_id, "reference_scores", summary)
+    if dataset == CORPUS:
+        record_summary(warehouse, config.batch_id, "reference_scores", summary)
+    else:
+        record_summary(warehouse, CALIBRATION_BATCH, "validation_scores", summary)
     return summary
 
 
@@ -268,21 +278,24 @@ def detector_key(config: CurationConfig, suite) -> str:
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
-def detect_stage(config: CurationConfig, warehouse: Warehouse, suite, progress=None) -> dict:
-    """Run the detector suite on the batch and the validation set; spans are stored as facts.
+def detect_stage(
+    config: CurationConfig, warehouse: Warehouse, suite, progress=None, datasets: Sequence[str] = (CORPUS, VALIDATION)
+) -> dict:
+    """Run the detector suite on the batch and/or the validation set; spans are stored as facts.
 
     Documents already detected with the same detector key (same text, versions, settings) are skipped.
     """
     key = detector_key(config, suite)
     summary = {"detector_key": key}
-    for dataset, sql, params in (
-        (
-            CORPUS,
+    sources = {
+        CORPUS: (
             "SELECT doc_id, text, kind, sha256 FROM documents WHERE batch_id = ? ORDER BY doc_id",
             [config.batch_id],
         ),
-        (VALIDATION, "SELECT doc_id, text, kind, sha256 FROM validation_docs ORDER BY doc_id", []),
-    ):
+        VALIDATION: ("SELECT doc_id, text, kind, sha256 FROM validation_docs ORDER BY doc_id", []),
+    }
+    for dataset in datasets:
+        sql, params = sources[dataset]
         docs = warehouse.query(sql, params)
         done = warehouse.query(
             "SELECT doc_id, sha256 FROM detector_runs WHERE dataset = ? AND detector_key = ?", [dataset, key]
@@ -623,9 +636,13 @@ def redacted_view_stage(config: CurationConfig, warehouse: Warehouse) -> dict:
 VIEW_COLUMNS = ["batch_id", "doc_id", "scope_id", "kind", "text"]
 
 
-def surrogate_stage(config: CurationConfig, warehouse: Warehouse, engine, vault) -> dict:
-    """Rewrite masked spans per the redaction convention; the surrogate map goes to the vault only."""
-    from curation.surrogates import Scope
+def surrogate_stage(config: CurationConfig, warehouse: Warehouse, engine, vault, rewriter=None) -> dict:
+    """Rewrite masked spans per the redaction convention; the surrogate map goes to the vault only.
+
+    With `rewriting.enabled`, chunks holding masked spans are first offered to a local instruct model;
+    an output is kept only if it passes verification, else the chunk gets the deterministic surrogates.
+    Which chunks were rewritten is recorded in `rewrite_chunks` (offsets and labels, never values).
+    """
 
     docs = batch_documents(warehouse, config.batch_id)
     spans = mask_spans_by_doc(warehouse, config.batch_id)
@@ -634,21 +651,68 @@ def surrogate_stage(config: CurationConfig, warehouse: Warehouse, engine, vault)
         for doc_id, text in zip(docs["doc_id"], docs["text"], strict=True)
         for s in spans.get(doc_id, [])
     )
-    rows, replaced = [], 0
-    for doc_id, scope_id, kind, text in docs.iter_rows():
-        result = engine.apply(text, spans.get(doc_id, []), Scope(doc_id, scope_id))
-        replaced += len(result.replacements)
-        # Where the text is ours (surrogates): audits skip these ranges. Internal, never released.
-        ranges = json.dumps([[r.new_start, r.new_end] for r in result.replacements])
-        rows.append((config.batch_id, doc_id, scope_id, kind, result.text, len(result.replacements), ranges))
+    texts, ranges, audit_rows, chunk_rows, summary = _rewrite_batch(config, docs, spans, engine, rewriter)
     frame = pl.DataFrame(
-        rows,
-        schema=["batch_id", "doc_id", "scope_id", "kind", "text", "n_replacements", "replaced_ranges"],
-        orient="row",
+        {
+            "batch_id": [config.batch_id] * docs.height,
+            "doc_id": docs["doc_id"],
+            "scope_id": docs["scope_id"],
+            "kind": docs["kind"],
+            "text": texts,
+            "n_replacements": [len(r) for r in ranges],
+            # Where the text is ours (surrogates): audits skip these ranges. Internal, never released.
+            "replaced_ranges": [json.dumps(r) for r in ranges],
+        },
+        schema_overrides={"n_replacements": pl.Int64},
     )
     warehouse.replace("surrogate_view", frame, "batch_id = ?", [config.batch_id])
+    chunks = pl.DataFrame(
+        chunk_rows,
+        schema=["batch_id", "doc_id", "chunk_index", "start", "end", "action", "reason", "labels", "model"],
+        orient="row",
+    )
+    warehouse.replace("rewrite_chunks", chunks, "batch_id = ?", [config.batch_id])
     stored = vault.upsert(engine.records())
-    return {"documents": docs.height, "replacements": replaced, "vault_records": stored, "key_id": engine.key_id}
+    vault.replace_audit_copy(config.batch_id, audit_rows)  # reviewers' indexed-tag copy, vault only
+    return {
+        "documents": docs.height,
+        **summary,
+        "vault_records": stored,
+        "audit_copy_documents": len(audit_rows),
+        "key_id": engine.key_id,
+    }
+
+
+def _rewrite_batch(config: CurationConfig, docs: pl.DataFrame, spans: dict[str, list[Span]], engine, rewriter):
+    """Per document: the release text, the ranges of it that are ours, the reviewers' audit copy and the
+    LM-rewriting chunk records."""
+    from curation.surrogates import Scope
+
+    rows = list(docs.select("doc_id", "scope_id", "text").iter_rows())
+    scopes = {doc_id: Scope(doc_id, scope_id) for doc_id, scope_id, _ in rows}
+    audit_rows = [(d, engine.audit_copy(t, spans.get(d, []), scopes[d]).text) for d, _, t in rows]
+    if not config.rewriting.enabled:
+        results = [engine.apply(t, spans.get(d, []), scopes[d]) for d, _, t in rows]
+        texts = [r.text for r in results]
+        ranges = [[[x.new_start, x.new_end] for x in r.replacements] for r in results]
+        return texts, ranges, audit_rows, [], {"replacements": sum(len(r) for r in ranges), "rewriting": False}
+
+    from curation.rewriting import Rewriter, surrogate_fallback
+
+    rewriter = rewriter or Rewriter(config.rewriting)
+    jobs = [(t, spans.get(d, []), surrogate_fallback(engine, scopes[d], t, spans.get(d, []))) for d, _, t in rows]
+    results = rewriter.rewrite_documents(jobs)
+    model = rewriter.model_id
+    chunk_rows = [
+        (config.batch_id, d, c.index, c.start, c.end, c.action, c.reason, json.dumps(list(c.labels)), model)
+        for (d, _, _), result in zip(rows, results, strict=True)
+        for c in result.chunks
+    ]
+    counts = {action: sum(r.counts().get(action, 0) for r in results) for action in ("kept", "rewritten", "fallback")}
+    # Rewritten chunks are scanned in full by the leak audit: no range of them is treated as ours.
+    ranges: list[list] = [[] for _ in results]
+    summary = {"rewriting": True, "rewrite_model": model, "chunks": counts, "replacements": counts["rewritten"]}
+    return [r.text for r in results], ranges, audit_rows, chunk_rows, summary
 
 
 # -- dataset card and release ----------------------------------------------------------------
@@ -728,6 +792,8 @@ def card_info(
         gates=gates,
         limitations=limitations,
         contact=config.release.contact,
+        # the views the release ships, so the card's `configs:` lets `datasets` load the folder as is
+        tables={name: frame.height for name, frame in release_tables(config, warehouse).items()},
     )
 
 

@@ -22,6 +22,7 @@ STREET_ADDRESS = "STREET_ADDRESS"
 LOCATION = "LOCATION"
 DATE_TIME = "DATE_TIME"
 ORGANIZATION = "ORGANIZATION"
+TITLE = "TITLE"  # job title / occupation: a quasi-identifier next to a name or employer
 URL = "URL"
 ACCOUNT_ID = "ACCOUNT_ID"
 USERNAME = "USERNAME"

@@ -1017,6 +1017,7 @@ class SurrogateEngine:
             S.CREDIT_CARD: lambda v, rng: _lay_digits(v, "".join(str(rng.randrange(10)) for _ in v)),
             S.LOCATION: lambda v, rng: _match_case(v, fake.city()),
             S.ORGANIZATION: lambda v, rng: _match_case(v, fake.company()),
+            S.TITLE: lambda v, rng: _match_case(v, fake.job()),
         }
 
     def _fresh(

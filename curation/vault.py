@@ -204,6 +204,12 @@ class Vault:
             key_id VARCHAR NOT NULL,
             created_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp,
             PRIMARY KEY (scope_id, entity_type, value_hmac)
+        );
+        CREATE TABLE IF NOT EXISTS audit_copy (
+            batch_id VARCHAR NOT NULL,
+            doc_id VARCHAR NOT NULL,
+            text VARCHAR NOT NULL,
+            PRIMARY KEY (batch_id, doc_id)
         )
     """
 
@@ -259,6 +265,23 @@ class Vault:
             [scope_id, entity_type, value_hmac],
         ).fetchone()
         return None if row is None else str(row[0])
+
+    def replace_audit_copy(self, batch_id: str, rows: Iterable[tuple[str, str]]) -> int:
+        """Store the batch's reviewer copy (doc_id, text with indexed tags such as [PERSON_1]): same value,
+        same index within a scope. Kept here, next to the map, because it is for vault holders only."""
+        rows = [(batch_id, doc_id, text) for doc_id, text in rows]
+        self._con.execute("BEGIN")
+        self._con.execute("DELETE FROM audit_copy WHERE batch_id = ?", [batch_id])
+        if rows:
+            self._con.executemany("INSERT INTO audit_copy VALUES (?, ?, ?)", rows)
+        self._con.execute("COMMIT")
+        self._con.execute("CHECKPOINT")
+        self._tighten()
+        return len(rows)
+
+    def audit_copy(self, batch_id: str) -> dict[str, str]:
+        rows = self._con.execute("SELECT doc_id, text FROM audit_copy WHERE batch_id = ?", [batch_id]).fetchall()
+        return dict(rows)
 
     def records(self) -> Iterator[VaultRecord]:
         rows = self._con.execute(

@@ -8,6 +8,7 @@ DuckDB allows one writing process, so every stage opens, writes and closes promp
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -16,6 +17,9 @@ import numpy as np
 import polars as pl
 
 from curation.scoring import TokenScores
+
+# The shared calibration assets record their stage summaries and gates under this pseudo batch id.
+CALIBRATION_BATCH = "__calibration__"
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS documents (
@@ -56,6 +60,9 @@ CREATE TABLE IF NOT EXISTS redacted_view (
 CREATE TABLE IF NOT EXISTS surrogate_view (
     batch_id VARCHAR, doc_id VARCHAR, scope_id VARCHAR, kind VARCHAR, text VARCHAR, n_replacements BIGINT,
     replaced_ranges VARCHAR);
+CREATE TABLE IF NOT EXISTS rewrite_chunks (
+    batch_id VARCHAR, doc_id VARCHAR, chunk_index INTEGER, "start" BIGINT, "end" BIGINT, action VARCHAR,
+    reason VARCHAR, labels VARCHAR, model VARCHAR);
 CREATE TABLE IF NOT EXISTS audit_findings (
     audit_id VARCHAR, batch_id VARCHAR, check_name VARCHAR, doc_id VARCHAR, label VARCHAR,
     value_sha256 VARCHAR, kind VARCHAR, count BIGINT);
@@ -65,17 +72,33 @@ CREATE TABLE IF NOT EXISTS deliveries (
 """
 
 
+def _connect_when_free(path: Path, read_only: bool, timeout_s: float) -> duckdb.DuckDBPyConnection:
+    """Open the file, waiting while another process holds DuckDB's single-writer lock (parallel batch
+    runs write in short transactions, so they take turns instead of failing)."""
+    deadline = time.monotonic() + timeout_s
+    delay = 0.05
+    while True:
+        try:
+            return duckdb.connect(str(path), read_only=read_only)
+        except duckdb.IOException as exc:
+            if "lock" not in str(exc).lower() or time.monotonic() >= deadline:
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 2.0)
+
+
 class Warehouse:
     """A DuckDB file with the curation schema; open a connection per unit of work."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, lock_timeout_s: float = 300.0) -> None:
         self.path = Path(path)
+        self.lock_timeout_s = lock_timeout_s
 
     @contextlib.contextmanager
     def connect(self, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
         if not read_only:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-        con = duckdb.connect(str(self.path), read_only=read_only)
+        con = _connect_when_free(self.path, read_only, self.lock_timeout_s)
         try:
             if not read_only:
                 con.execute(SCHEMA + GATE_SCHEMA)

@@ -46,17 +46,15 @@ def tiny_project(tmp_path_factory) -> Path:
     return root
 
 
-def run_job(config_path: Path, **overrides):
+def run_job(config_path: Path, instance=None, **overrides):
+    """Run `curation_job` for the config's batch (a delivery_batch partition), as `curation run` does."""
     import dagster as dg
 
-    from definitions import defs
-    from resources import CurationSettings, build_resources
+    from definitions import run_curation
+    from resources import CurationSettings
 
     settings = CurationSettings(config_path=str(config_path), **overrides)
-    job = defs.resolve_job_def("curation_job")
-    return job.execute_in_process(
-        instance=dg.DagsterInstance.ephemeral(), resources=build_resources(settings), raise_on_error=False
-    )
+    return run_curation(settings, instance=instance or dg.DagsterInstance.ephemeral())
 
 
 @pytest.fixture(scope="session")

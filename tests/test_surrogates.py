@@ -79,6 +79,7 @@ SHAPES = [
     (S.DATE_TIME, "03/15/2024", r"\d\d/\d\d/20\d\d"),
     (S.LOCATION, "Springfield", r"[A-Z][\w ]+"),
     (S.ORGANIZATION, "Initech", r"[A-Z][\w ,.&-]+"),
+    (S.TITLE, "chief chemist", r"[a-z][\w ,.&()/'-]+"),
 ]
 SURROGATE_STYLE = [(label, value) for label, value, _ in SHAPES if CONV.rule_for(label).style == "surrogate"]
 # A bare host has only three possible surrogates (example.com/.net/.org), so it may repeat by chance.

@@ -1,0 +1,84 @@
+"""Delivery inbox: each file or folder dropped into the inbox is one delivery batch.
+
+A batch's key is its name without the extension (`acme-2026-11.jsonl` -> `acme-2026-11`). A batch is
+picked up once it is complete: a folder holding a `_READY` marker, or an entry nothing inside of which
+changed for `settle_seconds` (so a half-copied file is not ingested). Pure functions; the Dagster sensor
+only adds partitions for what this module reports.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+BATCH_FILE_SUFFIXES = (".jsonl", ".json", ".parquet", ".csv")
+READY_MARKER = "_READY"
+KEY_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+
+
+@dataclass(frozen=True)
+class InboxBatch:
+    key: str
+    path: Path
+    newest_mtime: float
+    has_marker: bool
+
+    def is_ready(self, now: float, settle_seconds: float) -> bool:
+        return self.has_marker or now - self.newest_mtime >= settle_seconds
+
+
+@dataclass(frozen=True)
+class InboxScan:
+    batches: list[InboxBatch]
+    skipped: list[str]  # entries that can never become a batch, with the reason (names only)
+
+
+def batch_key(path: Path) -> str:
+    return path.name if path.is_dir() else path.name[: -len(path.suffix)] if path.suffix else path.name
+
+
+def _newest_mtime(path: Path) -> float:
+    if path.is_file():
+        return path.stat().st_mtime
+    times = [p.stat().st_mtime for p in path.rglob("*") if p.is_file()]
+    return max(times, default=path.stat().st_mtime)
+
+
+def scan_inbox(inbox: Path) -> InboxScan:
+    """Every candidate batch in the inbox (ready or not), and the entries that are not batches."""
+    if not inbox.is_dir():
+        return InboxScan([], [])
+    batches: dict[str, InboxBatch] = {}
+    skipped: list[str] = []
+    for entry in sorted(inbox.iterdir()):
+        if entry.name.startswith((".", "_")):
+            continue  # hidden files, markers and partial uploads (`_tmp...`) are never batches
+        if entry.is_file() and entry.suffix.lower() not in BATCH_FILE_SUFFIXES:
+            skipped.append(f"{entry.name}: not a batch (expected a folder or {', '.join(BATCH_FILE_SUFFIXES)})")
+            continue
+        key = batch_key(entry)
+        if not KEY_PATTERN.match(key):
+            skipped.append(f"{entry.name}: batch names may use letters, digits, '_', '.', '-' (max 128)")
+            continue
+        if key in batches:
+            skipped.append(f"{entry.name}: batch {key!r} already comes from {batches[key].path.name}")
+            continue
+        has_marker = entry.is_dir() and (entry / READY_MARKER).exists()
+        batches[key] = InboxBatch(key, entry, _newest_mtime(entry), has_marker)
+    return InboxScan(list(batches.values()), skipped)
+
+
+def new_ready_batches(inbox: Path, seen: Iterable[str], now: float, settle_seconds: float) -> list[InboxBatch]:
+    """Ready batches whose key is not yet known (already-seen keys are never re-added)."""
+    known = set(seen)
+    return [b for b in scan_inbox(inbox).batches if b.key not in known and b.is_ready(now, settle_seconds)]
+
+
+def find_batch(inbox: Path, key: str) -> Path | None:
+    """The inbox entry holding batch `key`, if any."""
+    for batch in scan_inbox(inbox).batches:
+        if batch.key == key:
+            return batch.path
+    return None
