@@ -174,12 +174,17 @@ def main() -> None:
         lines = (ROOT / "curation/data/validation.jsonl").read_text().splitlines()[: args.validation]
         validation.write_text("\n".join(lines) + "\n")
         config = tmp_path / "bench.yaml"
-        config.write_text(f"validation: {validation}\ncalibration:\n  min_kind_docs: 10\n")
+        # A 24-document batch cannot prove a 5% residual budget (0 findings in 24 -> 95% upper bound 0.117),
+        # so the benchmark's budget lets the run reach the release: the timing covers every stage.
+        config.write_text(
+            f"validation: {validation}\ncalibration:\n  min_kind_docs: 10\ngates:\n  residual_budget: 0.2\n"
+        )
         scoring = bare_vs_pipeline(texts)
         presidio_dps = presidio_alone(texts)
         first = run_child(small, tmp_path / "run1", config)
         rerun = run_child(small, tmp_path / "run1", config)
         big = run_child(large, tmp_path / "run10", config)
+        big_rerun = run_child(large, tmp_path / "run10", config)
     result = {
         "scoring_ratio": round(scoring["scoring_ratio"], 3),
         "bare_tokens_per_s": round(scoring["bare_tokens_per_s"], 1),
@@ -192,6 +197,12 @@ def main() -> None:
         "rss_ratio_10x": round(big["peak_rss_mb"] / first["peak_rss_mb"], 3),
         "rerun_model_calls": rerun["model_calls"],
         "rerun_time_ratio": round(rerun["seconds"] / first["seconds"], 3),
+        "rerun_seconds": round(rerun["seconds"], 1),
+        "first_run_seconds": round(first["seconds"], 1),
+        # the re-run cost is a fixed orchestration floor, so its share shrinks with the corpus
+        "rerun_time_ratio_10x": round(big_rerun["seconds"] / big["seconds"], 3),
+        "rerun_model_calls_10x": big_rerun["model_calls"],
+        "first_run_exit": first["exit"],
         "model_load_s": round(scoring["model_load_s"], 3),
         "first_load_in_process_s": round(scoring["first_load_s"], 3),
         "tokens": scoring["tokens"],

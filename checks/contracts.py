@@ -3,15 +3,21 @@
 import dagster as dg
 
 from assets._common import batch_config
-from checks._record import to_check_result
-from curation.contracts import check_contract
-from curation.gates import DOCUMENT_CONTRACT, MASK_SPAN_CONTRACT, TOKEN_SCORE_CONTRACT, GateResult
+from checks._record import UPSTREAM, to_check_result
+from curation.contracts import check_contract, frame_digest
+from curation.gates import DOCUMENT_CONTRACT, MASK_SPAN_CONTRACT, TOKEN_SCORE_CONTRACT, GateResult, gate_status
 from resources import CurationSettings, ReferenceModel
 
 
-def _result(name: str, kind: str, frame) -> GateResult:
+def _result(name: str, kind: str, frame, warehouse, batch_id: str) -> GateResult:
+    """The contract's verdict; reused when the batch's last verdict was on exactly this data."""
+    digest = frame_digest(kind, frame)
+    previous = gate_status(warehouse, batch_id, UPSTREAM).get(name)
+    if previous is not None and previous.get("frame_digest") == digest:
+        detail = {k: v for k, v in previous.items() if k not in ("passed", "reused")}
+        return GateResult(name, previous["passed"], {**detail, "reused": True})
     contract = check_contract(kind, frame)
-    return GateResult(name, contract.passed, contract.to_dict())
+    return GateResult(name, contract.passed, {**contract.to_dict(), "frame_digest": digest})
 
 
 @dg.asset_check(asset="raw_documents", name=DOCUMENT_CONTRACT, blocking=True)
@@ -22,7 +28,8 @@ def document_contract(context: dg.AssetCheckExecutionContext, settings: Curation
         "SELECT doc_id, text IS NOT NULL AS text, n_chars, sha256, kind FROM documents WHERE batch_id = ?",
         [config.batch_id],
     )
-    return to_check_result(context, warehouse, config.batch_id, _result(DOCUMENT_CONTRACT, "documents", frame))
+    result = _result(DOCUMENT_CONTRACT, "documents", frame, warehouse, config.batch_id)
+    return to_check_result(context, warehouse, config.batch_id, result)
 
 
 @dg.asset_check(asset="reference_scores", name=TOKEN_SCORE_CONTRACT, blocking=True)
@@ -38,7 +45,12 @@ def token_score_contract(
         [config.batch_id, reference_model.scorer().model_key],
     )
     frame = frame.with_columns(frame["nll"].fill_nan(None))
-    return to_check_result(context, warehouse, config.batch_id, _result(TOKEN_SCORE_CONTRACT, "token_scores", frame))
+    return to_check_result(
+        context,
+        warehouse,
+        config.batch_id,
+        _result(TOKEN_SCORE_CONTRACT, "token_scores", frame, warehouse, config.batch_id),
+    )
 
 
 @dg.asset_check(asset="mask_spans", name=MASK_SPAN_CONTRACT, blocking=True)
@@ -50,4 +62,9 @@ def mask_span_contract(context: dg.AssetCheckExecutionContext, settings: Curatio
         "FROM mask_spans m JOIN documents d USING (doc_id) WHERE m.batch_id = ? AND d.batch_id = ?",
         [config.batch_id, config.batch_id],
     )
-    return to_check_result(context, warehouse, config.batch_id, _result(MASK_SPAN_CONTRACT, "mask_spans", frame))
+    return to_check_result(
+        context,
+        warehouse,
+        config.batch_id,
+        _result(MASK_SPAN_CONTRACT, "mask_spans", frame, warehouse, config.batch_id),
+    )

