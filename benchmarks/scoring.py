@@ -60,7 +60,7 @@ def bare_vs_pipeline(texts: list[str]) -> dict:
         for lo, first, hi in plan_chunks(len(x), cfg.max_length - len(prefix), cfg.min_context)
     ]
     batches = []
-    for batch in batch_by_length(chunks, len(prefix), cfg.batch_tokens):
+    for batch in batch_by_length(chunks, len(prefix), scorer.batch_tokens):
         seqs = [prefix + ids[d][lo:hi] for d, lo, _, hi in batch]
         width = max(map(len, seqs))
         tensor = torch.zeros((len(seqs), width), dtype=torch.long)

@@ -59,7 +59,7 @@ from curation.spans import (
 log = logging.getLogger(__name__)
 
 # Bump whenever a rule, mapping or default threshold changes: it goes into the dataset card.
-RULESET_VERSION = "2025.11-2"
+RULESET_VERSION = "2025.11-3"
 
 # Document kinds that are source code / config / logs.  On them Presidio only sees comments and docstrings
 # and only full PERSON names are kept: elsewhere spaCy tags identifiers as names/orgs and the URL
@@ -1470,6 +1470,28 @@ def resolve(text: str, candidates: Sequence[Span]) -> list[Span]:
     return sorted(accepted)
 
 
+# A postal address written over several lines is several values: the line breaks, indentation and
+# commas between its lines are layout, not private content, and leaving them keeps the document's shape.
+LINE_SPLIT_LABELS = frozenset({STREET_ADDRESS, LOCATION})
+
+
+def split_lines(text: str, spans: Sequence[Span]) -> list[Span]:
+    """Multi-line address/location spans as one span per line (separators trimmed)."""
+    out: list[Span] = []
+    for span in spans:
+        value = span.text_of(text)
+        if span.label not in LINE_SPLIT_LABELS or "\n" not in value:
+            out.append(span)
+            continue
+        position = span.start
+        for line in value.split("\n"):
+            kept = _trim(text, Span(position, position + len(line), span.label, span.score, span.source))
+            if kept is not None and kept.length > 0:
+                out.append(kept)
+            position += len(line) + 1
+    return out
+
+
 def _literal_pattern(values: Sequence[str]) -> re.Pattern[str] | None:
     """One alternation over exact values, longest first, bounded so 'Ann' does not hit 'Annual'."""
     cleaned = sorted({v.strip() for v in values if v and v.strip()}, key=len, reverse=True)
@@ -1840,7 +1862,7 @@ class DetectorSuite:
             candidates.extend(
                 Span(m.start(), m.end(), self.config.deny_label, 1.0, "deny_list") for m in self._deny.finditer(text)
             )
-        return resolve(text, candidates)
+        return split_lines(text, resolve(text, candidates))
 
     def _presidio_spans(self, texts: list[str], kinds: list[str]) -> list[list[Span]]:
         batch = self._ensure_presidio()

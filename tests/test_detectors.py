@@ -14,6 +14,7 @@ os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from curation.detectors import (
+    LINE_SPLIT_LABELS,
     TITLE,
     DetectorConfig,
     DetectorError,
@@ -138,9 +139,12 @@ def test_rule_finds_planted_value_with_exact_offsets(
     rules_only: DetectorSuite, kind: str, template: str, value: str, label: str
 ) -> None:
     text = template.format(v=value)
-    span = _find(rules_only.detect([text], [kind])[0], text, value)
-    assert span.label == label
-    assert span.source and span.score is not None
+    found = rules_only.detect([text], [kind])[0]
+    lines = value.split("\n") if label in LINE_SPLIT_LABELS else [value]  # one span per address line
+    for line in lines:
+        span = _find(found, text, line)
+        assert span.label == label
+        assert span.source and span.score is not None
 
 
 def test_assignment_labels_only_the_value(rules_only: DetectorSuite) -> None:
@@ -350,3 +354,18 @@ def test_address_place_after_unit(rules_only: DetectorSuite) -> None:
     _find(rules_only.detect([text])[0], text, "12 Main Street Apt. 4 Springfield IL 62701")
     text = "Send it to 12 Main Street Apt. 4 The rest follows."  # a sentence start is not a city
     assert not _covered(rules_only.detect([text])[0], text, "Apt. 4 The")
+
+
+def test_multiline_address_is_one_span_per_line_without_the_separators():
+    from curation.detectors import split_lines
+
+    text = "Send it to:\n  42 Harbor Road,\n  Apt. 7\n  Portland, OR 97201\nthanks"
+    start = text.index("42")
+    end = text.index("97201") + 5
+    pieces = split_lines(text, [Span(start, end, "STREET_ADDRESS", 0.7, "pattern:street_address")])
+    assert [p.text_of(text) for p in pieces] == ["42 Harbor Road", "Apt. 7", "Portland, OR 97201"]
+    assert all(p.label == "STREET_ADDRESS" for p in pieces)
+    single = Span(start, text.index("Road") + 4, "STREET_ADDRESS")
+    assert split_lines(text, [single]) == [single]
+    key = Span(0, len(text), "PRIVATE_KEY")  # other labels keep their multi-line extent
+    assert split_lines(text, [key]) == [key]

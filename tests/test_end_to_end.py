@@ -267,3 +267,20 @@ def test_audit_copy_is_indexed_and_kept_in_the_vault_only(e2e):
     release = _release_dir(config)
     released = duckdb.sql(f"SELECT text FROM read_parquet('{release}/data/*/*.parquet')").fetchall()
     assert not any(re.search(r"\[[A-Z_]+_\d+\]", t) for (t,) in released)
+
+
+def test_a_raising_check_blocks_the_release(scored_copy, monkeypatch):
+    """Fault injection: a gate that crashes produces no result, and no result counts as a failure."""
+    from curation import gates
+
+    def crash(*args, **kwargs):
+        raise RuntimeError("audit backend unavailable")
+
+    monkeypatch.setattr(gates, "residual_leak_scan", crash)
+    result = run_job(scored_copy / "curation.yaml")
+    failed_steps = {e.step_key for e in result.all_events if e.event_type_value == "STEP_FAILURE"}
+    assert any("residual_leak_scan" in step for step in failed_steps)
+    assert "residual_leak_scan" not in _checks(result)
+    assert "release" not in _materialized(result) and not result.success
+    releases = scored_copy / "releases"
+    assert not releases.exists() or not [p for p in releases.iterdir() if not p.name.startswith(".")]

@@ -65,3 +65,11 @@ def test_loss_mask_projects_onto_a_downstream_tokenizer(scorer):
     enc = scorer._tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
     for (a, b), masked in zip(enc["offset_mapping"], mask, strict=True):
         assert masked == (b > a and a < start + 12 and b > start)  # any overlap masks the token
+
+
+def test_batch_tokens_auto_is_the_cpu_default_and_explicit_values_win():
+    from curation.scoring import CPU_BATCH_TOKENS, ReferenceScorer, ScoringConfig, auto_batch_tokens
+
+    assert auto_batch_tokens("cpu") == CPU_BATCH_TOKENS
+    assert ReferenceScorer(ScoringConfig(device="cpu")).batch_tokens == CPU_BATCH_TOKENS
+    assert ReferenceScorer(ScoringConfig(device="cpu", batch_tokens=333)).batch_tokens == 333
