@@ -72,6 +72,9 @@ CREATE TABLE IF NOT EXISTS deliveries (
 """
 
 
+_SCHEMA_READY: set[tuple[str, int]] = set()
+
+
 def _connect_when_free(path: Path, read_only: bool, timeout_s: float) -> duckdb.DuckDBPyConnection:
     """Open the file, waiting while another process holds DuckDB's single-writer lock (parallel batch
     runs write in short transactions, so they take turns instead of failing)."""
@@ -100,8 +103,10 @@ class Warehouse:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         con = _connect_when_free(self.path, read_only, self.lock_timeout_s)
         try:
-            if not read_only:
+            key = (str(self.path.resolve()), self.path.stat().st_ino if self.path.exists() else 0)
+            if not read_only and key not in _SCHEMA_READY:  # DDL once per file per process
                 con.execute(SCHEMA + GATE_SCHEMA)
+                _SCHEMA_READY.add(key)
             yield con
         finally:
             con.close()

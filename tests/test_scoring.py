@@ -73,3 +73,22 @@ def test_batch_tokens_auto_is_the_cpu_default_and_explicit_values_win():
     assert auto_batch_tokens("cpu") == CPU_BATCH_TOKENS
     assert ReferenceScorer(ScoringConfig(device="cpu")).batch_tokens == CPU_BATCH_TOKENS
     assert ReferenceScorer(ScoringConfig(device="cpu", batch_tokens=333)).batch_tokens == 333
+
+
+def test_model_key_on_a_cpu_only_host_does_not_import_torch():
+    """A fully cached re-run needs the model key, not the model: no torch import (seconds) for it."""
+    import subprocess
+    import sys
+
+    assert ReferenceScorer(ScoringConfig()).model_key  # first use may convert the GGUF file (needs torch)
+    code = (
+        "import sys\n"
+        "from curation.scoring import ReferenceScorer, ScoringConfig, no_accelerator_possible\n"
+        "key = ReferenceScorer(ScoringConfig()).model_key\n"
+        "print(no_accelerator_possible(), 'torch' in sys.modules, bool(key))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    if out[0] == "True":  # Linux without an NVIDIA/ROCm device node, like CI
+        assert out[1:] == ["False", "True"]
+    else:
+        assert out[2] == "True"
