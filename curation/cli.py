@@ -139,7 +139,9 @@ def rescan_release(release: Path, manifest: dict, warehouse_path: Path) -> list[
 
 def cmd_eval(args: argparse.Namespace) -> int:
     from curation.evaluation import run_eval
+    from curation.scoring import ScoringConfig
 
+    scoring = ScoringConfig(prompt=args.prompt or "", contrast_prompt=args.contrast_prompt or "")
     metrics = run_eval(
         Path(args.gold),
         Path(args.predictions),
@@ -147,6 +149,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         calibrate_on=Path(args.calibrate_on) if args.calibrate_on else None,
         policy=args.policy,
         warehouse_path=Path(args.warehouse) if args.warehouse else None,
+        scoring=scoring,
     )
     print(json.dumps(metrics["summary"], indent=2))
     return 0
@@ -171,6 +174,11 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--metrics", required=True)
     ev.add_argument("--calibrate-on", help="labeled JSONL to calibrate on (default: bundled validation set)")
     ev.add_argument("--policy", default="auto", choices=["detectors", "surprise", "union", "residual", "auto"])
+    ev.add_argument("--prompt", help="prompted scoring: condition every text on this description")
+    ev.add_argument(
+        "--contrast-prompt",
+        help="contrastive scoring: NLL under --prompt minus NLL under this prompt (describing unwanted content)",
+    )
     ev.add_argument("--warehouse", help="DuckDB file caching scores (default: ~/.cache/curation/eval.duckdb)")
     ev.set_defaults(func=cmd_eval)
     audit = sub.add_parser("audit", help="re-verify an existing release (checksums, recorded gates)")

@@ -1,0 +1,52 @@
+"""`curation eval` is a contract other tools call: its arguments and its two output files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from curation.cli import build_parser, main
+
+DATA = Path(__file__).resolve().parent.parent / "curation" / "data"
+
+
+def _subset(path: Path, out: Path, n: int, skip: int = 0) -> Path:
+    lines = path.read_text(encoding="utf-8").splitlines()[skip : skip + n]
+    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return out
+
+
+def test_eval_arguments_parse_as_documented():
+    args = build_parser().parse_args(
+        ["eval", "g.jsonl", "--predictions", "p.jsonl", "--metrics", "m.json", "--calibrate-on", "v.jsonl",
+         "--policy", "residual", "--prompt", "clean text:", "--contrast-prompt", "leaky text:"]
+    )  # fmt: skip
+    assert (args.gold, args.predictions, args.metrics, args.calibrate_on, args.policy) == (
+        "g.jsonl", "p.jsonl", "m.json", "v.jsonl", "residual"
+    )  # fmt: skip
+    assert (args.prompt, args.contrast_prompt) == ("clean text:", "leaky text:")
+
+
+def test_eval_writes_predictions_per_id_and_pooled_and_per_label_metrics(tmp_path):
+    gold = _subset(DATA / "validation.jsonl", tmp_path / "gold.jsonl", 6)
+    val = _subset(DATA / "validation.jsonl", tmp_path / "val.jsonl", 16, skip=100)
+    pred, metrics = tmp_path / "pred.jsonl", tmp_path / "metrics.json"
+    code = main(
+        ["eval", str(gold), "--predictions", str(pred), "--metrics", str(metrics), "--calibrate-on", str(val),
+         "--warehouse", str(tmp_path / "cache.duckdb")]
+    )  # fmt: skip
+    assert code == 0
+    gold_ids = [json.loads(line)["id"] for line in gold.read_text().splitlines()]
+    rows = [json.loads(line) for line in pred.read_text().splitlines()]
+    assert [r["id"] for r in rows] == gold_ids
+    for row in rows:
+        for span in row["spans"]:
+            assert {"start", "end", "label", "score", "source"} <= set(span) and span["start"] < span["end"]
+    result = json.loads(metrics.read_text())
+    summary = result["summary"]
+    assert summary["records"] == 6 and summary["policy"] in ("detectors", "surprise", "union", "residual")
+    assert 0.0 <= summary["f1"] <= 1.0 and 0.0 <= summary["fpr"] <= 1.0
+    assert set(result["per_policy"]) == {"detectors", "surprise", "union", "residual"}
+    for policy in result["per_policy"].values():
+        assert {"precision", "tpr", "fpr", "f1"} <= set(policy["gold"]["metrics"])
+    assert result["per_label"]["recall_by_gold_label"]
