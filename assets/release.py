@@ -26,19 +26,16 @@ CARD_FILE = ".curation/cards/{batch}/README.md"
 RELEASE_AUTOMATION = dg.AutomationCondition.eager() & dg.AutomationCondition.all_deps_blocking_checks_passed()
 
 
-def _gate_status(config, warehouse, model_key: str) -> dict[str, dict]:
-    """Gates the release rests on: the release-text gates for exactly this text, the latest upstream gates
-    of the batch, and the health of the calibration whose thresholds masked it."""
-    batch_id = config.batch_id
+def _gate_status(warehouse, batch_id: str, digest: str, calibration_id: str) -> dict[str, dict]:
+    """Gates the release rests on: the release-text gates for exactly this text (`digest`), the latest
+    upstream gates of the batch, and the health of the calibration whose thresholds masked it."""
     status = gates.gate_status(warehouse, batch_id, UPSTREAM)
-    status.update(gates.gate_status(warehouse, batch_id, gates.content_digest(warehouse, batch_id)))
-    calibration_id, _, _ = current_calibration(config, warehouse, model_key)
+    status.update(gates.gate_status(warehouse, batch_id, digest))
     status.update(gates.gate_status(warehouse, CALIBRATION_BATCH, calibration_id))
     return status
 
 
-def _plots(config, warehouse, model_key: str) -> dict[str, Path]:
-    calibration_id, _, _ = current_calibration(config, warehouse, model_key)
+def _plots(config, calibration_id: str) -> dict[str, Path]:
     folder = config.path(f".curation/plots/{calibration_id}")
     return {p.stem: p for p in sorted(folder.glob("*.png"))}
 
@@ -58,7 +55,9 @@ def dataset_card(
     config, warehouse = batch_config(context, settings), settings.warehouse()
     model_key = reference_model.scorer().model_key
     key = key_vault.key()
-    status = _gate_status(config, warehouse, model_key)
+    calibration_id, _, _ = current_calibration(config, warehouse, model_key)
+    digest = gates.content_digest(warehouse, config.batch_id)
+    status = _gate_status(warehouse, config.batch_id, digest, calibration_id)
     info = card_info(
         config,
         warehouse,
@@ -68,7 +67,7 @@ def dataset_card(
         is_dev_key=key.is_dev,
         gates=status,
         convention_yaml=load_convention(config.surrogates.convention).to_yaml(),
-        plots={name: f"plots/{path.name}" for name, path in _plots(config, warehouse, model_key).items()},
+        plots={name: f"plots/{path.name}" for name, path in _plots(config, calibration_id).items()},
     )
     card = render_card(info)
     path = config.path(CARD_FILE.format(batch=config.batch_id))
@@ -94,7 +93,9 @@ def release(
     written atomically to `releases/<release_id>/`. Refuses unless every gate passed for this exact text."""
     config, warehouse = batch_config(context, settings), settings.warehouse()
     model_key = reference_model.scorer().model_key
-    status = _gate_status(config, warehouse, model_key)
+    calibration_id, _, _ = current_calibration(config, warehouse, model_key)
+    digest = gates.content_digest(warehouse, config.batch_id)
+    status = _gate_status(warehouse, config.batch_id, digest, calibration_id)
     problems = gates.missing_or_failed(status, gates.REQUIRED_GATES)
     upstream_failed = [n for n, s in status.items() if not s.get("passed") and n not in gates.ADVISORY_GATES]
     if problems or upstream_failed:
@@ -104,7 +105,6 @@ def release(
                 "problems": dg.MetadataValue.json(sorted({*problems, *(f"{n}: failed" for n in upstream_failed)}))
             },
         )
-    digest = gates.content_digest(warehouse, config.batch_id)
     previous = warehouse.query(
         "SELECT release_id, path FROM deliveries WHERE content_digest = ? AND batch_ids = ? ORDER BY created_at DESC",
         [digest, config.batch_id],
@@ -118,7 +118,7 @@ def release(
     tables = release_tables(config, warehouse)
     release_id = release_id_for([config.batch_id], f"{config.digest()}{digest[:16]}", datetime.now(UTC))
     card = config.path(CARD_FILE.format(batch=config.batch_id)).read_text(encoding="utf-8")
-    plots = {f"plots/{p.name}": p for p in _plots(config, warehouse, model_key).values()}
+    plots = {f"plots/{p.name}": p for p in _plots(config, calibration_id).values()}
     manifest_extra = {
         "batch_ids": [config.batch_id],
         "config": json.loads(json.dumps(config.to_dict(), default=str)),

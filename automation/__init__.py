@@ -13,7 +13,7 @@ import dagster as dg
 
 from assets import ALL_ASSETS
 from assets._common import CALIBRATION_GROUP, DELIVERY_BATCHES
-from curation.inbox import new_ready_batches, scan_inbox
+from curation.inbox import scan_inbox
 from resources import CurationSettings
 
 curation_job = dg.define_asset_job(
@@ -51,9 +51,9 @@ def inbox_sensor(context: dg.SensorEvaluationContext, settings: CurationSettings
     for problem in scan.skipped:
         context.log.warning(f"inbox {config.inbox_path}: {problem}")
     seen = context.instance.get_dynamic_partitions(DELIVERY_BATCHES.name)
-    new = new_ready_batches(config.inbox_path, seen, time.time(), config.inbox_settle_seconds)
+    new = scan.ready(seen, time.time(), config.inbox_settle_seconds)
     if not new:
-        waiting = [b.key for b in scan.batches if b.key not in set(seen)]
+        waiting = scan.new(seen)
         why = f"{len(waiting)} batch(es) still settling" if waiting else "no new batches"
         return dg.SkipReason(f"inbox {config.inbox_path}: {why}")
     keys = [b.key for b in new]

@@ -5,17 +5,16 @@ import dagster as dg
 from assets._common import batch_config
 from checks._record import UPSTREAM, to_check_result
 from curation.contracts import check_contract, frame_digest
-from curation.gates import DOCUMENT_CONTRACT, MASK_SPAN_CONTRACT, TOKEN_SCORE_CONTRACT, GateResult, gate_status
+from curation.gates import DOCUMENT_CONTRACT, MASK_SPAN_CONTRACT, TOKEN_SCORE_CONTRACT, GateResult, reused_result
 from resources import CurationSettings, ReferenceModel
 
 
 def _result(name: str, kind: str, frame, warehouse, batch_id: str) -> GateResult:
     """The contract's verdict; reused when the batch's last verdict was on exactly this data."""
     digest = frame_digest(kind, frame)
-    previous = gate_status(warehouse, batch_id, UPSTREAM).get(name)
-    if previous is not None and previous.get("frame_digest") == digest:
-        detail = {k: v for k, v in previous.items() if k not in ("passed", "reused")}
-        return GateResult(name, previous["passed"], {**detail, "reused": True})
+    reused = reused_result(warehouse, batch_id, UPSTREAM, name, "frame_digest", digest)
+    if reused is not None:
+        return reused
     contract = check_contract(kind, frame)
     return GateResult(name, contract.passed, {**contract.to_dict(), "frame_digest": digest})
 

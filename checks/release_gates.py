@@ -61,7 +61,7 @@ def residual_detector_audit(
     (Clopper-Pearson) must stay under the budget."""
     config, warehouse = batch_config(context, settings), settings.warehouse()
     digest = gates.content_digest(warehouse, config.batch_id)
-    result = gates.residual_detector_audit(warehouse, config, detectors.suite())
+    result = gates.residual_detector_audit(warehouse, config, detectors.suite(), digest)
     return to_check_result(context, warehouse, config.batch_id, result, digest)
 
 

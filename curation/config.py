@@ -11,6 +11,7 @@ from typing import Any
 
 import yaml
 
+from curation.inbox import find_batch
 from curation.rewriting import RewriteConfig
 from curation.scoring import ScoringConfig
 
@@ -135,8 +136,6 @@ class CurationConfig:
         inbox entry named `batch_id`."""
         if batch_id == self.batch_id:
             return self
-        from curation.inbox import find_batch
-
         found = find_batch(self.inbox_path, batch_id)
         if found is None:
             raise ConfigError(

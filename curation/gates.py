@@ -28,7 +28,6 @@ MASKED_FRACTION_BUDGET = "masked_fraction_budget"
 CALIBRATION_HEALTH = "calibration_health"
 SURROGATE_CONSISTENCY = "surrogate_consistency"
 SCORE_DRIFT = "score_drift"
-# Calibration is shared by every batch: its health is recorded under CALIBRATION_BATCH, keyed by calibration id.
 DOCUMENT_CONTRACT = "document_contract"
 MASK_SPAN_CONTRACT = "mask_span_contract"
 TOKEN_SCORE_CONTRACT = "token_score_contract"
@@ -146,7 +145,9 @@ def residual_leak_scan(warehouse: Warehouse, batch_id: str, key: bytes | None, a
     )
 
 
-def residual_detector_audit(warehouse: Warehouse, config: CurationConfig, suite) -> GateResult:
+def residual_detector_audit(
+    warehouse: Warehouse, config: CurationConfig, suite, digest: str | None = None
+) -> GateResult:
     """Re-run the detectors on a sample of the redacted view; bound the residual rate (Clopper-Pearson).
 
     Detections inside our own ``[LABEL]`` tags do not count.
@@ -162,13 +163,11 @@ def residual_detector_audit(warehouse: Warehouse, config: CurationConfig, suite)
         "budget": g.residual_budget,
         "confidence": g.confidence,
     }
-    previous = gate_status(warehouse, config.batch_id, content_digest(warehouse, config.batch_id)).get(
-        RESIDUAL_DETECTOR_AUDIT
-    )
-    if previous and previous.get("audit_config") == audit_config:
-        # Same release text, detectors and audit settings: the audit's answer cannot change.
-        detail = {k: v for k, v in previous.items() if k != "passed"}
-        return GateResult(RESIDUAL_DETECTOR_AUDIT, bool(previous["passed"]), {**detail, "reused": True})
+    digest = digest or content_digest(warehouse, config.batch_id)
+    # Same release text, detectors and audit settings: the audit's answer cannot change.
+    reused = reused_result(warehouse, config.batch_id, digest, RESIDUAL_DETECTOR_AUDIT, "audit_config", audit_config)
+    if reused is not None:
+        return reused
     frame = warehouse.query(
         "SELECT doc_id, text, kind FROM redacted_view WHERE batch_id = ? ORDER BY doc_id", [config.batch_id]
     )
@@ -331,6 +330,18 @@ def gate_status(warehouse: Warehouse, batch_id: str, digest: str) -> dict[str, d
         [batch_id, digest],
     )
     return {name: {"passed": bool(p), **json.loads(d)} for name, p, d in frame.iter_rows()}
+
+
+def reused_result(
+    warehouse: Warehouse, batch_id: str, digest: str, name: str, field_name: str, value
+) -> GateResult | None:
+    """The stored result of gate `name` for this batch and digest, if it was computed from the same
+    inputs (`detail[field_name] == value`): a deterministic gate need not run again on unchanged inputs."""
+    previous = gate_status(warehouse, batch_id, digest).get(name)
+    if previous is None or previous.get(field_name) != value:
+        return None
+    detail = {k: v for k, v in previous.items() if k not in ("passed", "reused")}
+    return GateResult(name, bool(previous["passed"]), {**detail, "reused": True})
 
 
 def missing_or_failed(status: dict[str, dict], required: Sequence[str] = RELEASE_GATES) -> list[str]:

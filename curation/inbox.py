@@ -34,6 +34,14 @@ class InboxScan:
     batches: list[InboxBatch]
     skipped: list[str]  # entries that can never become a batch, with the reason (names only)
 
+    def new(self, seen: Iterable[str]) -> list[InboxBatch]:
+        known = set(seen)
+        return [b for b in self.batches if b.key not in known]
+
+    def ready(self, seen: Iterable[str], now: float, settle_seconds: float) -> list[InboxBatch]:
+        """New batches that are complete (already-seen keys are never re-added)."""
+        return [b for b in self.new(seen) if b.is_ready(now, settle_seconds)]
+
 
 def batch_key(path: Path) -> str:
     return path.name if path.is_dir() else path.name[: -len(path.suffix)] if path.suffix else path.name
@@ -71,9 +79,8 @@ def scan_inbox(inbox: Path) -> InboxScan:
 
 
 def new_ready_batches(inbox: Path, seen: Iterable[str], now: float, settle_seconds: float) -> list[InboxBatch]:
-    """Ready batches whose key is not yet known (already-seen keys are never re-added)."""
-    known = set(seen)
-    return [b for b in scan_inbox(inbox).batches if b.key not in known and b.is_ready(now, settle_seconds)]
+    """Ready batches whose key is not yet known."""
+    return scan_inbox(inbox).ready(seen, now, settle_seconds)
 
 
 def find_batch(inbox: Path, key: str) -> Path | None:

@@ -103,10 +103,11 @@ class Warehouse:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         con = _connect_when_free(self.path, read_only, self.lock_timeout_s)
         try:
-            key = (str(self.path.resolve()), self.path.stat().st_ino if self.path.exists() else 0)
-            if not read_only and key not in _SCHEMA_READY:  # DDL once per file per process
-                con.execute(SCHEMA + GATE_SCHEMA)
-                _SCHEMA_READY.add(key)
+            if not read_only:
+                key = (str(self.path.resolve()), self.path.stat().st_ino)  # the file exists once connected
+                if key not in _SCHEMA_READY:  # DDL once per file per process
+                    con.execute(SCHEMA + GATE_SCHEMA)
+                    _SCHEMA_READY.add(key)
             yield con
         finally:
             con.close()
