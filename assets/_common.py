@@ -3,6 +3,7 @@ metadata conversion and group names."""
 
 from __future__ import annotations
 
+import functools
 import json
 
 import dagster as dg
@@ -36,3 +37,16 @@ def as_metadata(summary: dict) -> dict:
         else:
             out[key] = value
     return out
+
+
+def one_connection(step):
+    """Run a short step on one warehouse connection (`Warehouse.session`): opening the DuckDB file costs
+    ~25 ms and a step makes many small calls. Not for model- or detector-bound steps, which would hold the
+    single-writer lock while parallel batch runs wait for it."""
+
+    @functools.wraps(step)
+    def in_session(*args, **kwargs):
+        with kwargs["settings"].warehouse().session():
+            return step(*args, **kwargs)
+
+    return in_session

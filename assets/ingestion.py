@@ -2,12 +2,20 @@
 
 import dagster as dg
 
-from assets._common import CALIBRATION_GROUP, DELIVERY_BATCHES, DELIVERY_GROUP, as_metadata, batch_config
+from assets._common import (
+    CALIBRATION_GROUP,
+    DELIVERY_BATCHES,
+    DELIVERY_GROUP,
+    as_metadata,
+    batch_config,
+    one_connection,
+)
 from curation.pipeline import ingest_stage, validation_stage
 from resources import CurationSettings
 
 
 @dg.asset(group_name=DELIVERY_GROUP, kinds={"duckdb", "python"}, partitions_def=DELIVERY_BATCHES)
+@one_connection
 def raw_documents(context: dg.AssetExecutionContext, settings: CurationSettings) -> dg.MaterializeResult:
     """Input records of the batch (JSONL, Parquet, CSV or a folder of text/code files) as `documents` rows
     with stable ids and sha256; malformed, empty, oversize and duplicate records go to `quarantine` with a
@@ -19,6 +27,7 @@ def raw_documents(context: dg.AssetExecutionContext, settings: CurationSettings)
 
 
 @dg.asset(group_name=CALIBRATION_GROUP, kinds={"duckdb", "python"})
+@one_connection
 def validation_set(settings: CurationSettings) -> dg.MaterializeResult:
     """Labeled validation records (character spans) split into a calibration part and a held-out part."""
     config = settings.load()

@@ -2,7 +2,7 @@
 
 import dagster as dg
 
-from assets._common import DELIVERY_BATCHES, DELIVERY_GROUP, as_metadata, batch_config
+from assets._common import DELIVERY_BATCHES, DELIVERY_GROUP, as_metadata, batch_config, one_connection
 from curation.pipeline import mask_stage, redacted_view_stage, training_view_stage
 from resources import CurationSettings, ReferenceModel
 
@@ -13,6 +13,7 @@ from resources import CurationSettings, ReferenceModel
     deps=["threshold_calibration", "detector_spans", "window_scores"],
     partitions_def=DELIVERY_BATCHES,
 )
+@one_connection
 def mask_spans(
     context: dg.AssetExecutionContext, settings: CurationSettings, reference_model: ReferenceModel
 ) -> dg.MaterializeResult:
@@ -24,6 +25,7 @@ def mask_spans(
 
 
 @dg.asset(group_name=DELIVERY_GROUP, kinds={"duckdb"}, deps=[mask_spans], partitions_def=DELIVERY_BATCHES)
+@one_connection
 def training_view(context: dg.AssetExecutionContext, settings: CurationSettings) -> dg.MaterializeResult:
     """Original text with loss-mask spans: masked tokens stay in context but carry no training loss."""
     summary = training_view_stage(batch_config(context, settings), settings.warehouse())
@@ -31,6 +33,7 @@ def training_view(context: dg.AssetExecutionContext, settings: CurationSettings)
 
 
 @dg.asset(group_name=DELIVERY_GROUP, kinds={"duckdb"}, deps=[mask_spans], partitions_def=DELIVERY_BATCHES)
+@one_connection
 def redacted_view(context: dg.AssetExecutionContext, settings: CurationSettings) -> dg.MaterializeResult:
     """Text with every masked span replaced by a typed tag such as `[EMAIL_ADDRESS]`."""
     summary = redacted_view_stage(batch_config(context, settings), settings.warehouse())

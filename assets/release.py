@@ -7,7 +7,7 @@ from pathlib import Path
 import dagster as dg
 import polars as pl
 
-from assets._common import DELIVERY_BATCHES, DELIVERY_GROUP, batch_config
+from assets._common import DELIVERY_BATCHES, DELIVERY_GROUP, batch_config, one_connection
 from checks._record import UPSTREAM
 from curation import gates
 from curation.card import render_card
@@ -41,6 +41,7 @@ def _plots(config, calibration_id: str) -> dict[str, Path]:
 
 
 @dg.asset(group_name=DELIVERY_GROUP, kinds={"markdown"}, deps=["surrogate_view"], partitions_def=DELIVERY_BATCHES)
+@one_connection
 def dataset_card(
     context: dg.AssetExecutionContext,
     settings: CurationSettings,
@@ -86,6 +87,7 @@ def dataset_card(
     partitions_def=DELIVERY_BATCHES,
     automation_condition=RELEASE_AUTOMATION,
 )
+@one_connection
 def release(
     context: dg.AssetExecutionContext, settings: CurationSettings, reference_model: ReferenceModel
 ) -> dg.MaterializeResult:

@@ -2,7 +2,14 @@
 
 import dagster as dg
 
-from assets._common import CALIBRATION_GROUP, DELIVERY_BATCHES, DELIVERY_GROUP, as_metadata, batch_config
+from assets._common import (
+    CALIBRATION_GROUP,
+    DELIVERY_BATCHES,
+    DELIVERY_GROUP,
+    as_metadata,
+    batch_config,
+    one_connection,
+)
 from curation.calibration import default_candidates
 from curation.pipeline import VALIDATION, score_stage, window_stage
 from resources import CurationSettings, ReferenceModel
@@ -43,6 +50,7 @@ def reference_scores(
 @dg.asset(
     group_name=DELIVERY_GROUP, kinds={"duckdb", "numpy"}, deps=[reference_scores], partitions_def=DELIVERY_BATCHES
 )
+@one_connection
 def window_scores(
     context: dg.AssetExecutionContext, settings: CurationSettings, reference_model: ReferenceModel
 ) -> dg.MaterializeResult:

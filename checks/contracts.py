@@ -2,7 +2,7 @@
 
 import dagster as dg
 
-from assets._common import batch_config
+from assets._common import batch_config, one_connection
 from checks._record import UPSTREAM, to_check_result
 from curation.contracts import check_contract, frame_digest
 from curation.gates import DOCUMENT_CONTRACT, MASK_SPAN_CONTRACT, TOKEN_SCORE_CONTRACT, GateResult, reused_result
@@ -20,6 +20,7 @@ def _result(name: str, kind: str, frame, warehouse, batch_id: str) -> GateResult
 
 
 @dg.asset_check(asset="raw_documents", name=DOCUMENT_CONTRACT, blocking=True)
+@one_connection
 def document_contract(context: dg.AssetCheckExecutionContext, settings: CurationSettings) -> dg.AssetCheckResult:
     """Documents: non-null unique ids, non-empty text, valid sha256, known kind."""
     config, warehouse = batch_config(context, settings), settings.warehouse()
@@ -32,6 +33,7 @@ def document_contract(context: dg.AssetCheckExecutionContext, settings: Curation
 
 
 @dg.asset_check(asset="reference_scores", name=TOKEN_SCORE_CONTRACT, blocking=True)
+@one_connection
 def token_score_contract(
     context: dg.AssetCheckExecutionContext, settings: CurationSettings, reference_model: ReferenceModel
 ) -> dg.AssetCheckResult:
@@ -53,6 +55,7 @@ def token_score_contract(
 
 
 @dg.asset_check(asset="mask_spans", name=MASK_SPAN_CONTRACT, blocking=True)
+@one_connection
 def mask_span_contract(context: dg.AssetCheckExecutionContext, settings: CurationSettings) -> dg.AssetCheckResult:
     """Mask spans: labeled, non-empty, inside their document's text."""
     config, warehouse = batch_config(context, settings), settings.warehouse()

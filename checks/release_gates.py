@@ -3,7 +3,7 @@ so `release` is skipped; the release asset also re-verifies the recorded gates f
 
 import dagster as dg
 
-from assets._common import batch_config
+from assets._common import batch_config, one_connection
 from checks._record import to_check_result
 from curation import gates
 from curation.pipeline import current_calibration
@@ -12,6 +12,7 @@ from resources import CurationSettings, Detectors, KeyVault, ReferenceModel
 
 
 @dg.asset_check(asset="threshold_calibration", name=gates.CALIBRATION_HEALTH, blocking=True)
+@one_connection
 def calibration_health(
     context: dg.AssetCheckExecutionContext, settings: CurationSettings, reference_model: ReferenceModel
 ) -> dg.AssetCheckResult:
@@ -24,6 +25,7 @@ def calibration_health(
 
 
 @dg.asset_check(asset="window_scores", name=gates.SCORE_DRIFT, blocking=False)
+@one_connection
 def score_drift(
     context: dg.AssetCheckExecutionContext, settings: CurationSettings, reference_model: ReferenceModel
 ) -> dg.AssetCheckResult:
@@ -35,6 +37,7 @@ def score_drift(
 
 
 @dg.asset_check(asset="mask_spans", name=gates.MASKED_FRACTION_BUDGET, blocking=True)
+@one_connection
 def masked_fraction_budget(context: dg.AssetCheckExecutionContext, settings: CurationSettings) -> dg.AssetCheckResult:
     """Masked fraction of the batch within [min, max]: catches masking everything or nothing."""
     config, warehouse = batch_config(context, settings), settings.warehouse()
@@ -42,6 +45,7 @@ def masked_fraction_budget(context: dg.AssetCheckExecutionContext, settings: Cur
 
 
 @dg.asset_check(asset="surrogate_view", name=gates.RESIDUAL_LEAK_SCAN, blocking=True)
+@one_connection
 def residual_leak_scan(
     context: dg.AssetCheckExecutionContext, settings: CurationSettings, key_vault: KeyVault
 ) -> dg.AssetCheckResult:
@@ -54,6 +58,7 @@ def residual_leak_scan(
 
 
 @dg.asset_check(asset="surrogate_view", name=gates.RESIDUAL_DETECTOR_AUDIT, blocking=True)
+@one_connection
 def residual_detector_audit(
     context: dg.AssetCheckExecutionContext, settings: CurationSettings, detectors: Detectors
 ) -> dg.AssetCheckResult:
@@ -66,6 +71,7 @@ def residual_detector_audit(
 
 
 @dg.asset_check(asset="surrogate_view", name=gates.SURROGATE_CONSISTENCY, blocking=True)
+@one_connection
 def surrogate_consistency(
     context: dg.AssetCheckExecutionContext, settings: CurationSettings, key_vault: KeyVault
 ) -> dg.AssetCheckResult:

@@ -314,9 +314,8 @@ def detect_stage(
         runs = todo.select("doc_id", "sha256").with_columns(
             pl.lit(dataset).alias("dataset"), pl.lit(key).alias("detector_key")
         )
-        with warehouse.connect() as con:
+        with warehouse.transaction() as con:
             con.register("_ids", todo.select("doc_id").to_arrow())
-            con.execute("BEGIN")
             con.execute(
                 "DELETE FROM detector_spans WHERE dataset = ? AND doc_id IN (SELECT doc_id FROM _ids)", [dataset]
             )
@@ -325,7 +324,7 @@ def detect_stage(
             )
             insert_frame(con, "detector_spans", frame)
             insert_frame(con, "detector_runs", runs)
-            con.execute("COMMIT")
+            con.unregister("_ids")
         labels = frame.group_by("label").len().sort("label") if frame.height else None
         summary[dataset] = {
             "documents": docs.height,

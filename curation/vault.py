@@ -233,18 +233,27 @@ class Vault:
 
     def upsert(self, records: Iterable[VaultRecord]) -> int:
         """Insert or update records (key: scope, type, value HMAC); returns how many were written."""
+        import polars as pl
+
+        columns = ("scope_id", "entity_type", "value_hmac", "surrogate", "key_id")
         rows = [(r.scope_id, r.entity_type, r.value_hmac, r.surrogate, r.key_id) for r in records]
         if not rows:
             return 0
-        self._con.executemany(
-            """
-            INSERT INTO surrogate_map (scope_id, entity_type, value_hmac, surrogate, key_id)
-            VALUES (?, ?, ?, ?, ?)
-            ON CONFLICT (scope_id, entity_type, value_hmac)
-            DO UPDATE SET surrogate = excluded.surrogate, key_id = excluded.key_id
-            """,
-            rows,
+        incoming = pl.DataFrame(rows, schema=dict.fromkeys(columns, pl.String), orient="row").unique(
+            subset=["scope_id", "entity_type", "value_hmac"], keep="last", maintain_order=True
         )
+        self._con.register("_incoming", incoming.to_arrow())  # bulk through Arrow, not row by row
+        try:
+            self._con.execute(
+                """
+                INSERT INTO surrogate_map (scope_id, entity_type, value_hmac, surrogate, key_id)
+                SELECT scope_id, entity_type, value_hmac, surrogate, key_id FROM _incoming
+                ON CONFLICT (scope_id, entity_type, value_hmac)
+                DO UPDATE SET surrogate = excluded.surrogate, key_id = excluded.key_id
+                """
+            )
+        finally:
+            self._con.unregister("_incoming")
         self._con.execute("CHECKPOINT")
         self._tighten()
         return len(rows)
@@ -270,10 +279,18 @@ class Vault:
         """Store the batch's reviewer copy (doc_id, text with indexed tags such as [PERSON_1]): same value,
         same index within a scope. Kept here, next to the map, because it is for vault holders only."""
         rows = [(batch_id, doc_id, text) for doc_id, text in rows]
+        import polars as pl
+
+        frame = pl.DataFrame(rows, schema={"batch_id": pl.String, "doc_id": pl.String, "text": pl.String}, orient="row")
         self._con.execute("BEGIN")
-        self._con.execute("DELETE FROM audit_copy WHERE batch_id = ?", [batch_id])
-        if rows:
-            self._con.executemany("INSERT INTO audit_copy VALUES (?, ?, ?)", rows)
+        try:
+            self._con.execute("DELETE FROM audit_copy WHERE batch_id = ?", [batch_id])
+            self._con.register("_incoming", frame.to_arrow())
+            self._con.execute("INSERT INTO audit_copy SELECT batch_id, doc_id, text FROM _incoming")
+            self._con.unregister("_incoming")
+        except BaseException:
+            self._con.execute("ROLLBACK")
+            raise
         self._con.execute("COMMIT")
         self._con.execute("CHECKPOINT")
         self._tighten()

@@ -8,6 +8,7 @@ DuckDB allows one writing process, so every stage opens, writes and closes promp
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -73,6 +74,8 @@ CREATE TABLE IF NOT EXISTS deliveries (
 
 
 _SCHEMA_READY: set[tuple[str, int]] = set()
+# Connections shared by a ``Warehouse.session()`` on this thread, by resolved file path.
+_SESSIONS = threading.local()
 
 
 def _connect_when_free(path: Path, read_only: bool, timeout_s: float) -> duckdb.DuckDBPyConnection:
@@ -99,6 +102,10 @@ class Warehouse:
 
     @contextlib.contextmanager
     def connect(self, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+        shared = self._session_connection()
+        if shared is not None:  # inside session(): reuse its connection, it closes at session end
+            yield shared
+            return
         if not read_only:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         con = _connect_when_free(self.path, read_only, self.lock_timeout_s)
@@ -112,18 +119,52 @@ class Warehouse:
         finally:
             con.close()
 
+    @contextlib.contextmanager
+    def session(self) -> Iterator[None]:
+        """Share one connection among every call made inside the block on this thread.
+
+        Opening a DuckDB file costs ~25 ms, and a short step makes many calls. The session holds the
+        single-writer lock for its whole duration, so wrap short units of work only, never a model loop.
+        Nested sessions on the same file reuse the outer one.
+        """
+        if self._session_connection() is not None:
+            yield
+            return
+        sessions = _SESSIONS.__dict__
+        with self.connect() as con:
+            sessions[self._key()] = con
+            try:
+                yield
+            finally:
+                sessions.pop(self._key(), None)
+
+    def _key(self) -> str:
+        return str(self.path.resolve())
+
+    def _session_connection(self) -> duckdb.DuckDBPyConnection | None:
+        return _SESSIONS.__dict__.get(self._key())
+
     def query(self, sql: str, params: Sequence | None = None) -> pl.DataFrame:
         with self.connect() as con:
             return con.execute(sql, params or []).pl()
 
     def replace(self, table: str, frame: pl.DataFrame, where: str = "", params: Sequence | None = None) -> int:
         """Delete the rows matching ``where`` (all rows if empty) and bulk-insert ``frame``."""
+        with self.transaction() as con:
+            con.execute(f"DELETE FROM {table}" + (f" WHERE {where}" if where else ""), params or [])
+            return insert_frame(con, table, frame)
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """All-or-nothing writes; rolled back on error, so a shared session connection stays usable."""
         with self.connect() as con:
             con.execute("BEGIN")
-            con.execute(f"DELETE FROM {table}" + (f" WHERE {where}" if where else ""), params or [])
-            inserted = insert_frame(con, table, frame)
+            try:
+                yield con
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
             con.execute("COMMIT")
-        return inserted
 
     def append(self, table: str, frame: pl.DataFrame) -> int:
         with self.connect() as con:
