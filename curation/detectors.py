@@ -41,6 +41,7 @@ from curation.spans import (
     IBAN_CODE,
     IP_ADDRESS,
     LOCATION,
+    NRP,
     ORGANIZATION,
     PASSWORD,
     PERSON,
@@ -59,7 +60,7 @@ from curation.spans import (
 log = logging.getLogger(__name__)
 
 # Bump whenever a rule, mapping or default threshold changes: it goes into the dataset card.
-RULESET_VERSION = "2025.11-4"
+RULESET_VERSION = "2025.11-5"
 
 # Document kinds that are source code / config / logs.  On them Presidio only sees comments and docstrings
 # and only full PERSON names are kept: elsewhere spaCy tags identifiers as names/orgs and the URL
@@ -71,7 +72,7 @@ CODE_KINDS = frozenset({"code", "config", "log"})
 PRESIDIO_TO_LABEL: dict[str, str] = {
     "PERSON": PERSON,
     "LOCATION": LOCATION,
-    "NRP": LOCATION,
+    "NRP": NRP,
     "DATE_TIME": DATE_TIME,
     "ORGANIZATION": ORGANIZATION,
     "EMAIL_ADDRESS": EMAIL_ADDRESS,
@@ -1393,6 +1394,7 @@ PII_RULES: tuple[Rule, ...] = (
 # --- nationalities, religious and political groups (NRP) ---------------------------------------------------
 # Demonyms of sovereign states and large regions, religious adherents and political affiliations: they narrow
 # a person down (GDPR special categories), and spaCy's NORP misses them in lower case ("i am cambodian").
+# Label NRP, like Presidio's NRP / spaCy's NORP (the surrogate engine keeps its own copy of these words).
 _DEMONYMS = """
 afghan albanian algerian american andorran angolan antiguan argentine argentinian armenian australian
 austrian azerbaijani azeri bahamian bahraini bangladeshi barbadian belarusian belgian belizean beninese
@@ -1454,7 +1456,7 @@ _NRP = _nrp_pattern()
 
 def _find_nrp(text: str) -> Iterator[Span]:
     for m in _NRP.finditer(text):
-        yield Span(m.start(), m.end(), LOCATION, 0.6, "pattern:nrp")
+        yield Span(m.start(), m.end(), NRP, 0.6, "pattern:nrp")
 
 
 # --- job titles -----------------------------------------------------------------------------------------
@@ -1748,7 +1750,7 @@ def _clean_ner(label: str, text: str, start: int, end: int) -> tuple[int, int] |
             value = text[start:end]
         if any(c.isdigit() for c in value):
             return None
-    if label in (PERSON, ORGANIZATION, LOCATION):
+    if label in (PERSON, ORGANIZATION, LOCATION, NRP):
         trimmed = _trim_name_edges(label, text, start, end)
         if trimmed is None:
             return None
@@ -1810,7 +1812,7 @@ def _trim_name_edges(label: str, text: str, start: int, end: int) -> tuple[int, 
     while True:
         value = text[start:end]
         m = _LEADING_ARTICLE.match(value)
-        if m is None and label in (LOCATION, ORGANIZATION):
+        if m is None and label in (LOCATION, NRP, ORGANIZATION):
             m = _LEADING_COMPASS.match(value)
             if m is not None and label == ORGANIZATION and _ORG_NAME_CUE.search(value):
                 m = None

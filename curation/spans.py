@@ -23,6 +23,9 @@ LOCATION = "LOCATION"
 DATE_TIME = "DATE_TIME"
 ORGANIZATION = "ORGANIZATION"
 TITLE = "TITLE"  # job title / occupation: a quasi-identifier next to a name or employer
+# Nationality, religious or political group (Presidio's NRP, spaCy's NORP): "Italian", "Catholics",
+# "Democrats".  A quasi-identifier (and a GDPR special category): it narrows a person down.
+NRP = "NRP"
 URL = "URL"
 ACCOUNT_ID = "ACCOUNT_ID"
 USERNAME = "USERNAME"

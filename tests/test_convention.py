@@ -32,7 +32,7 @@ def _minimal(**entities: dict) -> dict:
 def test_default_convention_covers_every_label_with_the_agreed_styles() -> None:
     conv = load_convention()
     assert set(conv.labels()) == set(KNOWN_LABELS)
-    for label in (S.PERSON, S.EMAIL_ADDRESS, S.PHONE_NUMBER, S.ACCOUNT_ID, S.USERNAME, S.IP_ADDRESS, S.URL):
+    for label in (S.PERSON, S.EMAIL_ADDRESS, S.PHONE_NUMBER, S.ACCOUNT_ID, S.USERNAME, S.IP_ADDRESS, S.URL, S.NRP):
         assert conv.rule_for(label).style == "surrogate", label
     assert conv.rule_for(S.IBAN_CODE).style == conv.rule_for(S.US_SSN).style == "surrogate"
     card = conv.rule_for(S.CREDIT_CARD)
@@ -43,6 +43,15 @@ def test_default_convention_covers_every_label_with_the_agreed_styles() -> None:
         assert conv.rule_for(label).style == "typed_tag", label
     assert all(rule.scope == "conversation" for rule in conv.rules.values())
     assert conv.rule_for(S.PHONE_NUMBER).source == "fictional 555-01xx"
+
+
+def test_nrp_is_a_known_label_with_the_location_conventions() -> None:
+    assert S.NRP in KNOWN_LABELS
+    conv = load_convention()
+    nrp, location = conv.rule_for(S.NRP), conv.rule_for(S.LOCATION)
+    assert nrp is not conv.rules["default"]
+    assert (nrp.style, nrp.scope) == (location.style, location.scope) == ("surrogate", "conversation")
+    assert convention_from_dict(_minimal(NRP={"style": "indexed_tag"})).rule_for(S.NRP).style == "indexed_tag"
 
 
 def test_unknown_label_falls_back_to_default() -> None:

@@ -13,8 +13,11 @@ import pytest
 os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+from curation import detectors
 from curation.detectors import (
     LINE_SPLIT_LABELS,
+    PRESIDIO_TO_LABEL,
+    SPACY_TO_PRESIDIO,
     TITLE,
     DetectorConfig,
     DetectorError,
@@ -33,6 +36,7 @@ from curation.spans import (
     IBAN_CODE,
     IP_ADDRESS,
     LOCATION,
+    NRP,
     ORGANIZATION,
     PASSWORD,
     PERSON,
@@ -45,6 +49,7 @@ from curation.spans import (
     USERNAME,
     Span,
 )
+from curation.surrogates import nrp_reading
 
 DENIED = "Zanzibar-Quokka-77"
 ALLOWED = "Acme Widgets Inc"
@@ -426,7 +431,26 @@ def test_intersection_covers_both_streets(rules_only: DetectorSuite) -> None:
     ],
 )
 def test_nationality_religion_politics_lexicon(rules_only: DetectorSuite, text: str, value: str) -> None:
-    assert _find(rules_only.detect([text])[0], text, value).label == LOCATION
+    assert _find(rules_only.detect([text])[0], text, value).label == NRP
+
+
+def test_presidio_nrp_and_spacy_norp_are_labelled_nrp(suite: DetectorSuite) -> None:
+    assert PRESIDIO_TO_LABEL["NRP"] == NRP and SPACY_TO_PRESIDIO["NORP"] == "NRP"
+    text = "The Italian chef cooked for the Democrats in Ohio."
+    spans = suite.detect([text])[0]
+    for value in ("Italian", "Democrats"):
+        span = _find(spans, text, value)
+        assert span.label == NRP and "presidio:NRP" in span.source, span
+    assert _find(spans, text, "Ohio").label == LOCATION
+
+
+def test_every_nrp_lexicon_word_has_a_surrogate_kind() -> None:
+    """The surrogate engine keeps its own NRP word lists: each lexicon word must be one of its forms."""
+    words = (detectors._DEMONYMS + detectors._RELIGIOUS_POLITICAL).split() + list(detectors._CASED_GROUPS)
+    unknown = [w for w in words if nrp_reading(w.replace("-", " "))[2] is None]
+    assert unknown == []
+    assert nrp_reading("catholics")[:2] == ("religion", "plural")
+    assert nrp_reading("Republican")[:2] == ("politics", "singular")
 
 
 @pytest.mark.parametrize(

@@ -24,6 +24,7 @@ from curation.surrogates import (
     Scope,
     SurrogateEngine,
     SurrogateError,
+    nrp_reading,
     parse_name,
     shift_dates,
 )
@@ -80,6 +81,7 @@ SHAPES = [
     (S.LOCATION, "Springfield", r"[A-Z][\w ]+"),
     (S.ORGANIZATION, "Initech", r"[A-Z][\w ,.&-]+"),
     (S.TITLE, "chief chemist", r"[a-z][\w ,.&()/'-]+"),
+    (S.NRP, "Kenyans", r"[A-Z][a-z]+( [A-Z][a-z]+)?s"),
 ]
 SURROGATE_STYLE = [(label, value) for label, value, _ in SHAPES if CONV.rule_for(label).style == "surrogate"]
 # A bare host has only three possible surrogates (example.com/.net/.org), so it may repeat by chance.
@@ -408,6 +410,127 @@ def test_surrogates_are_deterministic_given_the_registered_originals() -> None:
         eng.register_originals(originals)
         runs.append([eng.surrogate("s", label, v) for label, v in values])
     assert runs[0] == runs[1]
+
+
+# ---------------------------------------------------------------------------------------------
+# Nationalities, religious and political groups (NRP)
+
+NRP_SCOPES = [f"s{i}" for i in range(40)]
+RELIGIONS = {"christian", "catholic", "protestant", "muslim", "hindu", "buddhist", "sikh", "jain", "taoist", "mormon"}
+RELIGIONS |= {"lutheran", "baptist", "methodist", "anglican", "presbyterian", "quaker", "mennonite", "pentecostal"}
+RELIGIONS |= {"evangelical", "zoroastrian", "sunni", "shia"}
+PARTIES = {"democrat", "republican", "conservative", "liberal", "socialist", "communist", "libertarian"}
+PARTIES |= {"progressive", "centrist", "tory", "marxist", "social democrat", "populist", "federalist", "monarchist"}
+
+
+def _singular(word: str) -> str:
+    folded = word.casefold()
+    return "tory" if folded == "tories" else folded.removesuffix("s")
+
+
+@pytest.mark.parametrize(
+    ("value", "kind", "form"),
+    [
+        ("Italians", "nationality", "plural"),
+        ("Kenyan", "nationality", "singular"),
+        ("cambodian", "nationality", "singular"),
+        ("CHINESE", "nationality", "invariant"),
+        ("French", "nationality", "invariant"),
+        ("Poles", "nationality", "plural"),
+        ("catholic", "religion", "singular"),
+        ("Muslims", "religion", "plural"),
+        ("Jewish", "religion", "singular"),  # an adjective-only religion: the kind has no invariant forms
+        ("Democrats", "politics", "plural"),
+        ("Tory", "politics", "singular"),
+        ("Democratic", "politics", "singular"),
+    ],
+)
+def test_nrp_surrogate_keeps_kind_form_and_case(value: str, kind: str, form: str) -> None:
+    eng = engine()
+    outs = {eng.surrogate(scope, S.NRP, value) for scope in NRP_SCOPES}
+    assert len(outs) > 3  # drawn, not a fixed mapping
+    for out in outs:
+        out_kind, out_form, out_group, _ = nrp_reading(out)
+        assert (out_kind, out_form) == (kind, form), (value, out)
+        assert out_group is not None and out_group != nrp_reading(value)[2], (value, out)
+        assert out.casefold() != value.casefold()
+        if value.islower():
+            assert out.islower(), out
+        elif value.isupper():
+            assert out.isupper(), out
+        else:
+            assert out[0].isupper() and not out.isupper(), out
+    if kind == "religion":
+        assert {_singular(o) for o in outs} <= RELIGIONS
+    if kind == "politics":
+        assert {_singular(o) for o in outs} <= PARTIES
+
+
+def test_nrp_is_never_a_place_name() -> None:
+    text = "We had dinner at an Italian restaurant with two Norwegians."
+    eng = engine()
+    spans = spans_of(text, (S.NRP, "Italian"), (S.NRP, "Norwegians"))
+    result = eng.apply(text, spans, "c1")
+    out = result.text
+    italian, norwegians = (out[r.new_start : r.new_end] for r in result.replacements)
+    assert [r.style for r in result.replacements] == ["surrogate", "surrogate"]
+    assert nrp_reading(italian)[:2] == ("nationality", "singular")
+    assert nrp_reading(norwegians)[:2] == ("nationality", "plural")
+    assert out == f"We had dinner at an {italian} restaurant with two {norwegians}."
+    assert italian.casefold() not in {"italian", "norwegian"} and norwegians.casefold() != "norwegians"
+
+
+def test_nrp_forms_of_one_group_agree_within_a_scope_and_differ_across_scopes() -> None:
+    eng = engine()
+    per_scope = []
+    for scope in NRP_SCOPES[:12]:
+        singular, plural, upper = (eng.surrogate(scope, S.NRP, v) for v in ("Italian", "Italians", "ITALIAN"))
+        assert plural == singular + "s" and upper == singular.upper(), (singular, plural, upper)
+        assert eng.surrogate(scope, S.NRP, "Italian") == singular
+        assert engine().surrogate(scope, S.NRP, "Italian") == singular  # deterministic across engines
+        per_scope.append(singular)
+    assert len(set(per_scope)) > 4
+
+
+def test_nrp_keeps_the_article_sound() -> None:
+    takes_an = re.compile(r"[AEIO]|Uzbek")  # "a Ugandan", "a Ukrainian", "a Uruguayan"
+    eng = engine()
+    for scope in NRP_SCOPES:
+        assert takes_an.match(eng.surrogate(scope, S.NRP, "Italian"))
+        assert not takes_an.match(eng.surrogate(scope, S.NRP, "Kenyan"))
+
+
+def test_nrp_never_equals_or_shares_a_word_with_any_original() -> None:
+    parties = ["Republicans", "Conservatives", "Liberals", "Socialists", "Communists", "Libertarians", "Tories"]
+    parties += ["Progressives", "Marxists", "Social Democrats", "Populists", "Federalists", "Monarchists"]
+    eng = engine()
+    eng.register_originals([*parties, "Centrists United"])  # an organisation shares the last word left
+    assert {eng.surrogate(scope, S.NRP, "Democrats") for scope in NRP_SCOPES[:10]} == {"[NRP]"}
+    eng = engine()
+    eng.register_originals(parties)
+    assert {eng.surrogate(scope, S.NRP, "Democrats") for scope in NRP_SCOPES[:10]} == {"Centrists"}
+    eng = engine()
+    eng.register_originals(["Norwegian Air", "Kenyans"])
+    outs = {eng.surrogate(scope, S.NRP, "Italian") for scope in NRP_SCOPES}
+    outs |= {eng.surrogate(scope, S.NRP, "Italians") for scope in NRP_SCOPES}
+    assert not {o.casefold() for o in outs} & {"norwegian", "kenyans", "italian", "italians"}
+
+
+def test_nrp_groups_named_by_the_original_are_not_drawn() -> None:
+    eng = engine()
+    for scope in NRP_SCOPES:
+        assert _singular(eng.surrogate(scope, S.NRP, "Sunni Muslims")) not in {"sunni", "muslim"}
+        assert nrp_reading(eng.surrogate(scope, S.NRP, "Scots"))[2] != "nationality:scottish"
+        assert nrp_reading(eng.surrogate(scope, S.NRP, "Jews"))[2] != "religion:jewish"
+
+
+def test_two_nrp_values_of_one_scope_get_different_surrogates() -> None:
+    values = ["Republicans", "Democrats", "Liberals", "Conservatives", "Socialists"]
+    eng = engine()
+    eng.prepare("s", [(S.NRP, v) for v in values])
+    outs = [eng.surrogate("s", S.NRP, v) for v in values]
+    assert len(set(outs)) == len(values)
+    assert not set(outs) & set(values)
 
 
 # ---------------------------------------------------------------------------------------------
