@@ -23,7 +23,7 @@ defs = dg.Definitions(
 )
 
 
-def run_curation(settings, log_level: str = "INFO", instance=None):
+def run_curation(settings, log_level: str = "INFO", instance=None, tags: dict[str, str] | None = None):
     """Execute `curation_job` in-process for the configured batch (what `curation run` calls); a persistent
     instance when DAGSTER_HOME is set, so the run shows up in the UI."""
     if instance is None:
@@ -38,4 +38,5 @@ def run_curation(settings, log_level: str = "INFO", instance=None):
         partition_key=batch_id,
         raise_on_error=False,
         run_config={"loggers": {"console": {"config": {"log_level": log_level}}}},
+        tags=tags or {},
     )

@@ -11,6 +11,7 @@ from assets._common import DELIVERY_BATCHES, DELIVERY_GROUP, batch_config, one_c
 from checks._record import UPSTREAM
 from curation import gates
 from curation.card import render_card
+from curation.freshness import FINGERPRINT_TAG
 from curation.pipeline import card_info, current_calibration, release_tables
 from curation.release import release_id_for, write_release
 from curation.warehouse import CALIBRATION_BATCH
@@ -33,6 +34,25 @@ def _gate_status(warehouse, batch_id: str, digest: str, calibration_id: str) -> 
     status.update(gates.gate_status(warehouse, batch_id, digest))
     status.update(gates.gate_status(warehouse, CALIBRATION_BATCH, calibration_id))
     return status
+
+
+def _record_fingerprint(context, warehouse, batch_id: str, release_id: str) -> None:
+    """Remember the inputs' fingerprint `curation run` computed before launching this run (a run tag), so
+    the next `curation run` over the same inputs knows this release is current (`curation.freshness`)."""
+    fingerprint = context.run.tags.get(FINGERPRINT_TAG)
+    if fingerprint:
+        warehouse.append(
+            "run_fingerprints",
+            pl.DataFrame(
+                {
+                    "batch_id": [batch_id],
+                    "fingerprint": [fingerprint],
+                    "release_id": [release_id],
+                    "run_id": [context.run.run_id],
+                    "recorded_at": [datetime.now(UTC).replace(tzinfo=None)],
+                }
+            ),
+        )
 
 
 def _plots(config, calibration_id: str) -> dict[str, Path]:
@@ -114,6 +134,7 @@ def release(
     for release_id, path in previous.iter_rows():
         if Path(path).exists():  # the same text was already delivered: releases are immutable, nothing to do
             context.log.info(f"release content unchanged; already delivered as {release_id}")
+            _record_fingerprint(context, warehouse, config.batch_id, release_id)
             return dg.MaterializeResult(
                 metadata={"release_id": release_id, "path": dg.MetadataValue.path(path), "reused": True}
             )
@@ -142,6 +163,7 @@ def release(
             }
         ),
     )
+    _record_fingerprint(context, warehouse, config.batch_id, release_id)
     context.log.info(f"release written to {path}")
     return dg.MaterializeResult(
         metadata={

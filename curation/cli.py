@@ -30,31 +30,63 @@ def project_root() -> Path:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    root = project_root()
-    sys.path.insert(0, str(root))
-    definitions = importlib.import_module("definitions")  # the Dagster layer, loaded from the project
-    from resources import CurationSettings
+    from curation.config import load_config
 
-    base_dir = str(Path(args.out).resolve()) if args.out else None
-    settings = CurationSettings(
-        config_path=str(Path(args.config).resolve()) if args.config else None,
-        base_dir=base_dir or (None if args.config else str(Path.cwd())),
-        input=str(Path(args.input).resolve()) if args.input else None,
-        batch_id=args.batch_id,
-    )
-    config = settings.load()
+    root = project_root()
+    overrides = {
+        "config_path": str(Path(args.config).resolve()) if args.config else None,
+        "base_dir": str(Path(args.out).resolve()) if args.out else (None if args.config else str(Path.cwd())),
+        "input": str(Path(args.input).resolve()) if args.input else None,
+        "batch_id": args.batch_id,
+    }
+    config = load_config(overrides["config_path"], **{k: v for k, v in overrides.items() if k != "config_path"})
     if args.batch_id and not args.input:  # a batch waiting in the inbox: run it without the sensor
         from curation.inbox import find_batch
 
         entry = find_batch(config.inbox_path, args.batch_id)
         if entry is not None:
-            settings = settings.model_copy(update={"input": str(entry.resolve())})
-            config = settings.load()
+            overrides["input"] = str(entry.resolve())
+            config = load_config(overrides["config_path"], **{k: v for k, v in overrides.items() if k != "config_path"})
     print(f"curation run: batch {config.batch_id}, input {config.input_path}", flush=True)
     started = time.perf_counter()
-    result = definitions.run_curation(settings, args.log_level)
+    up_to_date, fingerprint = check_freshness(config, root, force=getattr(args, "force", False))
+    if up_to_date:
+        return 0
+    sys.path.insert(0, str(root))
+    definitions = importlib.import_module("definitions")  # the Dagster layer, loaded from the project
+    from curation.freshness import FINGERPRINT_TAG
+    from resources import CurationSettings
+
+    settings = CurationSettings(**overrides)
+    tags = {FINGERPRINT_TAG: fingerprint} if fingerprint else None
+    result = definitions.run_curation(settings, args.log_level, tags=tags)
     elapsed = time.perf_counter() - started
     return report_run(result, config, elapsed)
+
+
+def check_freshness(config, root: Path, force: bool) -> tuple[bool, str | None]:
+    """(True, fingerprint) when the batch's release is current (printed: nothing to run), else (False,
+    the inputs' fingerprint for the run to record with its release; None when it cannot be computed)."""
+    import curation
+    from curation.freshness import batch_fingerprint, check
+    from curation.release import verify_release
+    from curation.warehouse import Warehouse
+
+    started = time.perf_counter()
+    layer = [root / name for name in ("assets", "checks", "resources", "automation", "definitions.py")]
+    fingerprint = batch_fingerprint(config, [Path(curation.__file__).parent, *layer])
+    if fingerprint is None or force:
+        return False, fingerprint
+    fresh = check(Warehouse(config.warehouse_path), config.batch_id, fingerprint, verify_release)
+    if not fresh.up_to_date:
+        print(f"running: {fresh.reason}", flush=True)
+        return False, fingerprint
+    print(
+        f"up to date: inputs, config, code, models and key are unchanged since release {fresh.release_id}, "
+        f"which verifies; no run launched ({time.perf_counter() - started:.1f}s; --force runs anyway)\n"
+        f"release: {fresh.release_path}\ncard:    {Path(fresh.release_path) / 'README.md'}"
+    )
+    return True, fingerprint
 
 
 def report_run(result, config, elapsed: float) -> int:
@@ -165,6 +197,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--batch-id",
         help="delivery batch id (default from config: 'sample'); without --input, the inbox entry of that name",
+    )
+    run.add_argument(
+        "--force", action="store_true", help="run even when the batch's release is up to date with its inputs"
     )
     run.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
     run.set_defaults(func=cmd_run)

@@ -8,6 +8,7 @@ call them directly.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import time
@@ -27,7 +28,7 @@ from curation.calibration import (
     finite_or_none,
 )
 from curation.card import CardInfo
-from curation.config import CurationConfig
+from curation.config import CurationConfig, DetectorSettings
 from curation.ingest import ingest
 from curation.labeled import load_labeled, split_records
 from curation.masking import combine, propagate_duplicates, redact, surprise_spans
@@ -815,3 +816,16 @@ def release_tables(config: CurationConfig, warehouse: Warehouse) -> dict[str, pl
             batch,
         )
     return tables
+
+
+@functools.lru_cache(maxsize=4)
+def detector_suite(settings: DetectorSettings):
+    """The detector suite for a run's detector settings, once per process (engines load lazily)."""
+    from curation.detectors import DetectorConfig, DetectorSuite
+
+    kwargs: dict = {"deny_list": list(settings.deny_list), "allow_list": list(settings.allow_list)}
+    if settings.score_threshold is not None:
+        kwargs["score_threshold"] = settings.score_threshold
+    if settings.use_credsweeper is not None:
+        kwargs["use_credsweeper"] = settings.use_credsweeper
+    return DetectorSuite(DetectorConfig(**kwargs))

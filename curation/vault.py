@@ -126,6 +126,14 @@ def load_key(
     return _create_dev_key(path)
 
 
+def configured_key(config) -> KeyInfo:
+    """The key a run with this `CurationConfig` uses: env var, else the configured key file, else (when the
+    config allows dev keys) `.curation/dev-hmac.key`, created on first use."""
+    s = config.surrogates
+    key_file = config.path(s.key_file) if s.key_file else config.path(".curation/dev-hmac.key")
+    return load_key(env_var=s.key_env, key_file=key_file, create_dev_key=s.allow_dev_key)
+
+
 def _decode_key(raw: str, where: str) -> bytes:
     text = raw.strip()
     key: bytes | None = None

@@ -67,6 +67,8 @@ CREATE TABLE IF NOT EXISTS rewrite_chunks (
 CREATE TABLE IF NOT EXISTS audit_findings (
     audit_id VARCHAR, batch_id VARCHAR, check_name VARCHAR, doc_id VARCHAR, label VARCHAR,
     value_sha256 VARCHAR, kind VARCHAR, count BIGINT);
+CREATE TABLE IF NOT EXISTS run_fingerprints (
+    batch_id VARCHAR, fingerprint VARCHAR, release_id VARCHAR, run_id VARCHAR, recorded_at TIMESTAMP);
 CREATE TABLE IF NOT EXISTS deliveries (
     release_id VARCHAR, created_at TIMESTAMP, path VARCHAR, batch_ids VARCHAR, n_documents BIGINT,
     gates VARCHAR);

@@ -48,26 +48,15 @@ class ReferenceModel(dg.ConfigurableResource):
         return _scorer(self.settings.load().scoring)
 
 
-@functools.lru_cache(maxsize=4)
-def _detectors(deny: tuple[str, ...], allow: tuple[str, ...], threshold: float | None, credsweeper: bool | None):
-    from curation.detectors import DetectorConfig, DetectorSuite
-
-    kwargs = {"deny_list": list(deny), "allow_list": list(allow)}
-    if threshold is not None:
-        kwargs["score_threshold"] = threshold
-    if credsweeper is not None:
-        kwargs["use_credsweeper"] = credsweeper
-    return DetectorSuite(DetectorConfig(**kwargs))
-
-
 class Detectors(dg.ConfigurableResource):
     """Presidio + credential patterns, configured from the run's detector settings."""
 
     settings: CurationSettings
 
     def suite(self):
-        d = self.settings.load().detectors
-        return _detectors(tuple(d.deny_list), tuple(d.allow_list), d.score_threshold, d.use_credsweeper)
+        from curation.pipeline import detector_suite
+
+        return detector_suite(self.settings.load().detectors)
 
 
 class KeyVault(dg.ConfigurableResource):
@@ -76,12 +65,9 @@ class KeyVault(dg.ConfigurableResource):
     settings: CurationSettings
 
     def key(self):
-        from curation.vault import load_key
+        from curation.vault import configured_key
 
-        config = self.settings.load()
-        s = config.surrogates
-        key_file = config.path(s.key_file) if s.key_file else config.path(".curation/dev-hmac.key")
-        info = load_key(env_var=s.key_env, key_file=key_file, create_dev_key=s.allow_dev_key)
+        info = configured_key(self.settings.load())
         if info.is_dev:
             warnings.warn("using a generated DEV HMAC key: not for real deliveries", stacklevel=2)
         return info
