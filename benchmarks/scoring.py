@@ -15,7 +15,6 @@ import argparse
 import json
 import os
 import resource
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -41,8 +40,13 @@ def make_corpus(path: Path, n_docs: int) -> int:
     return path.stat().st_size
 
 
-def bare_vs_pipeline(texts: list[str], rounds: int = 3) -> dict:
-    """(a) the model called directly on the pipeline's own padded batches; (b) text -> DuckDB."""
+def bare_vs_pipeline(texts: list[str], rounds: int = 3, group_size: int = 8) -> dict:
+    """(a) the model called directly on the pipeline's own padded batches, scoring the same positions;
+    (b) the pipeline's path from text to token scores stored in DuckDB.
+
+    The CPU here is shared and its speed drifts by 10-40% over tens of seconds, so the two are timed in
+    short alternating slices: per group of `group_size` texts, bare then pipeline or the other way round
+    (the order flips every slice). Sums over all slices give the throughputs and their ratio."""
     import torch
 
     from curation.scoring import ReferenceScorer, ScoringConfig, batch_by_length, chunked_nll, plan_chunks
@@ -56,29 +60,35 @@ def bare_vs_pipeline(texts: list[str], rounds: int = 3) -> dict:
     load_s = scorer.stats.load_seconds
     model, cfg = scorer._model, scorer.config
     prefix = scorer._prefix_ids()
-    ids = [scorer.tokenize(t)[0] for t in texts]
-    chunks = [
-        (d, lo, first, hi)
-        for d, x in enumerate(ids)
-        for lo, first, hi in plan_chunks(len(x), cfg.max_length - len(prefix), cfg.min_context)
-    ]
-    batches = []
-    for batch in batch_by_length(chunks, len(prefix), scorer.batch_tokens):
-        seqs = [prefix + ids[d][lo:hi] for d, lo, _, hi in batch]
-        width = max(map(len, seqs))
-        tensor = torch.zeros((len(seqs), width), dtype=torch.long)
-        mask = torch.zeros_like(tensor)
-        rows, cols = [], []  # the positions whose next token is scored: the same outputs as the pipeline's
-        for b, (s, (_, lo, first, _)) in enumerate(zip(seqs, batch, strict=True)):
-            tensor[b, : len(s)] = torch.tensor(s)
-            mask[b, : len(s)] = 1
-            rows += [b] * (len(s) - (len(prefix) + first - lo))
-            cols += list(range(len(prefix) + first - lo - 1, len(s) - 1))
-        rows_t, cols_t = torch.tensor(rows), torch.tensor(cols)
-        batches.append((tensor, mask, rows_t, cols_t, tensor[rows_t, cols_t + 1]))
-    n_tokens = sum(len(b[2]) for b in batches)
 
-    def bare() -> float:
+    def bare_batches(group: list[str]) -> list[tuple]:
+        """The pipeline's batches for these texts, as tensors, with the positions it scores."""
+        ids = [scorer.tokenize(t)[0] for t in group]
+        chunks = [
+            (d, lo, first, hi)
+            for d, x in enumerate(ids)
+            for lo, first, hi in plan_chunks(len(x), cfg.max_length - len(prefix), cfg.min_context)
+        ]
+        out = []
+        for batch in batch_by_length(chunks, len(prefix), scorer.batch_tokens):
+            seqs = [prefix + ids[d][lo:hi] for d, lo, _, hi in batch]
+            tensor = torch.zeros((len(seqs), max(map(len, seqs))), dtype=torch.long)
+            mask = torch.zeros_like(tensor)
+            rows, cols = [], []
+            for b, (seq, (_, lo, first, _)) in enumerate(zip(seqs, batch, strict=True)):
+                tensor[b, : len(seq)] = torch.tensor(seq)
+                mask[b, : len(seq)] = 1
+                rows += [b] * (len(seq) - (len(prefix) + first - lo))
+                cols += list(range(len(prefix) + first - lo - 1, len(seq) - 1))
+            rows_t, cols_t = torch.tensor(rows), torch.tensor(cols)
+            out.append((tensor, mask, rows_t, cols_t, tensor[rows_t, cols_t + 1]))
+        return out
+
+    groups = [texts[i : i + group_size] for i in range(0, len(texts), group_size)]
+    prepared = [bare_batches(g) for g in groups]
+    n_tokens = sum(len(b[2]) for batches in prepared for b in batches)
+
+    def bare(batches: list[tuple]) -> float:
         with torch.inference_mode():
             t0 = time.perf_counter()
             for tensor, mask, rows_t, cols_t, targets in batches:
@@ -86,36 +96,33 @@ def bare_vs_pipeline(texts: list[str], rounds: int = 3) -> dict:
                 chunked_nll(hidden[rows_t, cols_t], model.lm_head.weight, targets, cfg.logits_chunk)
             return time.perf_counter() - t0
 
-    def pipeline(warehouse: Warehouse, round_no: int) -> float:
+    def pipeline(warehouse: Warehouse, group: list[str], tag: str) -> float:
         t0 = time.perf_counter()
-        shas = [f"{round_no:08x}{i:056x}" for i in range(len(texts))]
-        for i in range(0, len(texts), 64):
-            scored = scorer.score_texts(texts[i : i + 64])
-            warehouse.append("token_scores", token_scores_frame(scorer.model_key, shas[i : i + 64], scored))
+        shas = [f"{tag}{i:08x}".rjust(64, "0") for i in range(len(group))]
+        warehouse.append("token_scores", token_scores_frame(scorer.model_key, shas, scorer.score_texts(group)))
         return time.perf_counter() - t0
 
-    with torch.inference_mode():
-        model.model(input_ids=batches[0][0][:1, :16])  # warm-up
-    # Alternate bare and pipeline rounds so drift in CPU speed (other load, frequency) hits both alike;
-    # the ratio is the median of the per-round ratios.
-    bare_times, pipe_times = [], []
+    per_round = []
     with tempfile.TemporaryDirectory() as tmp:
         warehouse = Warehouse(Path(tmp) / "w.duckdb")
-        for round_no in range(rounds):
-            first_bare = round_no % 2 == 0
-            if first_bare:
-                bare_times.append(bare())
-            pipe_times.append(pipeline(warehouse, round_no))
-            if not first_bare:
-                bare_times.append(bare())
-    ratios = sorted(b / p for b, p in zip(bare_times, pipe_times, strict=True))
-    bare_s, pipe_s = statistics.median(bare_times), statistics.median(pipe_times)
+        for round_no in range(-1, rounds):  # round -1 warms up (kernel choices per shape, DuckDB schema)
+            bare_s = pipe_s = 0.0
+            for g, (group, batches) in enumerate(zip(groups, prepared, strict=True)):
+                if (round_no + g) % 2 == 0:
+                    bare_s += bare(batches)
+                    pipe_s += pipeline(warehouse, group, f"{round_no + 1:04x}{g:04x}")
+                else:
+                    pipe_s += pipeline(warehouse, group, f"{round_no + 1:04x}{g:04x}")
+                    bare_s += bare(batches)
+            if round_no >= 0:
+                per_round.append((bare_s, pipe_s))
+    bare_total, pipe_total = sum(b for b, _ in per_round), sum(p for _, p in per_round)
     return {
         "tokens": n_tokens,
-        "bare_tokens_per_s": n_tokens / bare_s,
-        "pipeline_tokens_per_s": n_tokens / pipe_s,
-        "scoring_ratio": statistics.median(ratios),
-        "scoring_ratio_rounds": [round(r, 3) for r in ratios],
+        "bare_tokens_per_s": n_tokens * rounds / bare_total,
+        "pipeline_tokens_per_s": n_tokens * rounds / pipe_total,
+        "scoring_ratio": bare_total / pipe_total,
+        "scoring_ratio_rounds": [round(b / p, 3) for b, p in per_round],
         "device": scorer.description["device"],
         "dtype": scorer.description["dtype"],
         "model_load_s": load_s,

@@ -47,10 +47,9 @@ def _chars(spans: Sequence[Span]) -> set[int]:
 
 
 # Gold and predicted label names differ (gold GPE vs our LOCATION, gold ZIP_CODE inside our STREET_ADDRESS,
-# ages as DATE_TIME): both sides map to one entity name for the label-strict per-entity table.
+# ages as DATE_TIME; NRP is NRP on both sides): both map to one entity name for the label-strict table.
 ENTITY_OF = {
     "GPE": "LOCATION",
-    "NRP": "LOCATION",
     "LOC": "LOCATION",
     "ZIP_CODE": "STREET_ADDRESS",
     "DOMAIN_NAME": "URL",
