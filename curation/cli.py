@@ -170,6 +170,10 @@ def rescan_release(release: Path, manifest: dict, warehouse_path: Path) -> list[
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
+    if not 0.0 <= args.collateral_budget <= 1.0:
+        budget = args.collateral_budget
+        print(f"curation eval: --collateral-budget must be within [0, 1], got {budget}", file=sys.stderr)
+        return 2
     from curation.evaluation import run_eval
     from curation.scoring import ScoringConfig
 
@@ -182,6 +186,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         policy=args.policy,
         warehouse_path=Path(args.warehouse) if args.warehouse else None,
         scoring=scoring,
+        collateral_budget=args.collateral_budget,
     )
     print(json.dumps(metrics["summary"], indent=2))
     return 0
@@ -215,6 +220,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="contrastive scoring: NLL under --prompt minus NLL under this prompt (describing unwanted content)",
     )
     ev.add_argument("--warehouse", help="DuckDB file caching scores (default: ~/.cache/curation/eval.duckdb)")
+    ev.add_argument(
+        "--collateral-budget",
+        type=float,
+        default=0.03,
+        help="highest character FPR an operating point may have on the calibration data (default 0.03)",
+    )
     ev.set_defaults(func=cmd_eval)
     audit = sub.add_parser("audit", help="re-verify an existing release (checksums, recorded gates)")
     audit.add_argument("release_dir")

@@ -135,6 +135,7 @@ def run_eval(
             "policy": chosen.policy,
             "params": chosen.params.name,
             "threshold": finite_or_none(chosen.point.threshold),
+            "collateral_budget": collateral_budget,
             **{k: round(v, 4) for k, v in (chosen_gold["metrics"] or {}).items() if isinstance(v, float)},
             "surprise_auroc_gold": finite_or_none(auroc(*pooled(gold_docs, "surprise", chosen.params))),
             "seconds": round(time.perf_counter() - started, 1),

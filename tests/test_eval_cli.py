@@ -25,6 +25,15 @@ def test_eval_arguments_parse_as_documented():
         "g.jsonl", "p.jsonl", "m.json", "v.jsonl", "residual"
     )  # fmt: skip
     assert (args.prompt, args.contrast_prompt) == ("clean text:", "leaky text:")
+    assert args.collateral_budget == 0.03
+    budget = ["eval", "g.jsonl", "--predictions", "p", "--metrics", "m", "--collateral-budget", "0.01"]
+    assert build_parser().parse_args(budget).collateral_budget == 0.01
+
+
+def test_eval_rejects_a_budget_outside_zero_to_one(tmp_path, capsys):
+    args = ["eval", "g.jsonl", "--predictions", "p", "--metrics", "m", "--collateral-budget", "1.5"]
+    assert main(args) == 2
+    assert "--collateral-budget" in capsys.readouterr().err
 
 
 def test_eval_writes_predictions_per_id_and_pooled_and_per_label_metrics(tmp_path):
@@ -45,6 +54,7 @@ def test_eval_writes_predictions_per_id_and_pooled_and_per_label_metrics(tmp_pat
     result = json.loads(metrics.read_text())
     summary = result["summary"]
     assert summary["records"] == 6 and summary["policy"] in ("detectors", "surprise", "union", "residual")
+    assert summary["collateral_budget"] == 0.03
     assert 0.0 <= summary["f1"] <= 1.0 and 0.0 <= summary["fpr"] <= 1.0
     assert set(result["per_policy"]) == {"detectors", "surprise", "union", "residual"}
     for policy in result["per_policy"].values():
