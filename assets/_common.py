@@ -41,8 +41,9 @@ def as_metadata(summary: dict) -> dict:
 
 def one_connection(step):
     """Run a short step on one warehouse connection (`Warehouse.session`): opening the DuckDB file costs
-    ~25 ms and a step makes many small calls. Not for model- or detector-bound steps, which would hold the
-    single-writer lock while parallel batch runs wait for it."""
+    ~25 ms and a step makes many small calls. Not for steps whose duration grows with the batch beyond the
+    warehouse work itself (scoring, detection, reading input files, writing release files): they would hold
+    the single-writer lock while parallel batch runs wait for it."""
 
     @functools.wraps(step)
     def in_session(*args, **kwargs):

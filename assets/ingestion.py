@@ -15,7 +15,6 @@ from resources import CurationSettings
 
 
 @dg.asset(group_name=DELIVERY_GROUP, kinds={"duckdb", "python"}, partitions_def=DELIVERY_BATCHES)
-@one_connection
 def raw_documents(context: dg.AssetExecutionContext, settings: CurationSettings) -> dg.MaterializeResult:
     """Input records of the batch (JSONL, Parquet, CSV or a folder of text/code files) as `documents` rows
     with stable ids and sha256; malformed, empty, oversize and duplicate records go to `quarantine` with a

@@ -107,7 +107,6 @@ def dataset_card(
     partitions_def=DELIVERY_BATCHES,
     automation_condition=RELEASE_AUTOMATION,
 )
-@one_connection
 def release(
     context: dg.AssetExecutionContext, settings: CurationSettings, reference_model: ReferenceModel
 ) -> dg.MaterializeResult:
