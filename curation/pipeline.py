@@ -644,13 +644,13 @@ def surrogate_stage(config: CurationConfig, warehouse: Warehouse, engine, vault,
     Which chunks were rewritten is recorded in `rewrite_chunks` (offsets and labels, never values).
     """
 
+    from curation.gates import original_values
+
     docs = batch_documents(warehouse, config.batch_id)
     spans = mask_spans_by_doc(warehouse, config.batch_id)
-    engine.register_originals(
-        s.text_of(text)
-        for doc_id, text in zip(docs["doc_id"], docs["text"], strict=True)
-        for s in spans.get(doc_id, [])
-    )
+    # Every original the release gates check against (masked values and gold values of the batch), so no
+    # surrogate equals one of them.
+    engine.register_originals(value for _, value in original_values(warehouse, config.batch_id))
     texts, ranges, audit_rows, chunk_rows, summary = _rewrite_batch(config, docs, spans, engine, rewriter)
     frame = pl.DataFrame(
         {
@@ -690,6 +690,7 @@ def _rewrite_batch(config: CurationConfig, docs: pl.DataFrame, spans: dict[str, 
 
     rows = list(docs.select("doc_id", "scope_id", "text").iter_rows())
     scopes = {doc_id: Scope(doc_id, scope_id) for doc_id, scope_id, _ in rows}
+    engine.prepare_documents((text, spans.get(doc_id, []), scopes[doc_id]) for doc_id, _, text in rows)
     audit_rows = [(d, engine.audit_copy(t, spans.get(d, []), scopes[d]).text) for d, _, t in rows]
     if not config.rewriting.enabled:
         results = [engine.apply(t, spans.get(d, []), scopes[d]) for d, _, t in rows]

@@ -1094,23 +1094,41 @@ class SurrogateEngine:
 
     def prepare(self, scope_id: ScopeLike, items: Iterable[tuple[str, str]]) -> None:
         """Feed all (label, value) pairs of a scope before rewriting, so name variants link up."""
-        items = list(items)
-        self.register_originals(value for _, value in items)
+        self.prepare_many([(scope_id, items)])
+
+    def prepare_documents(self, documents: Iterable[tuple[str, Iterable[S.Span], ScopeLike]]) -> None:
+        """:meth:`prepare` for every (text, spans, scope) of a batch at once, before any is rewritten: a
+        conversation's date offset is then drawn against all its dates, not only its first document's,
+        and name variants link up across its documents."""
+        self.prepare_many(
+            (scope_id, [(span.label, span.text_of(text)) for span in self._merged(text, spans)])
+            for text, spans, scope_id in documents
+        )
+
+    def prepare_many(self, scoped_items: Iterable[tuple[ScopeLike, Iterable[tuple[str, str]]]]) -> None:
+        """Feed (label, value) pairs of many scopes; values are grouped by scope key before anything
+        (identities, date offsets) is fixed."""
+        keyed = [
+            (self.scope_key(scope_id, label), label, value)
+            for scope_id, items in scoped_items
+            for label, value in items
+        ]
+        self.register_originals(value for _, _, value in keyed)
         persons: dict[str, list[str]] = {}
         emails: dict[str, list[str]] = {}
         dates: dict[str, list[str]] = {}
-        for label, value in items:
+        for key, label, value in keyed:
             if self._shifts_dates(label):
-                dates.setdefault(self.scope_key(scope_id, label), []).append(value)
+                dates.setdefault(key, []).append(value)
             if label == S.PERSON:
-                persons.setdefault(self.scope_key(scope_id, label), []).append(value)
+                persons.setdefault(key, []).append(value)
             elif label == S.EMAIL_ADDRESS and "@" in value:
-                emails.setdefault(self.scope_key(scope_id, label), []).append(value.strip())
+                emails.setdefault(key, []).append(value.strip())
         for key in sorted(set(persons) | set(emails)):
             self._state(key).resolver.feed(persons.get(key, ()), emails.get(key, ()))
         for key in sorted(dates):
             self._date_offset(key, sorted(set(dates[key])))
-        log.debug("prepared %d values in %d scope keys", len(items), len(set(persons) | set(emails)))
+        log.debug("prepared %d values in %d scope keys", len(keyed), len(set(persons) | set(emails)))
 
     def surrogate(self, scope_id: ScopeLike, label: str, value: str) -> str:
         """The replacement text for one original under the convention (deterministic per scope)."""

@@ -587,6 +587,29 @@ def test_date_collision_kept_once_the_offset_is_fixed_intervals_win() -> None:
     assert eng.surrogate("s", S.DATE_TIME, "2023") == str(2023 + step)
 
 
+def test_prepare_documents_draws_a_conversation_offset_against_all_its_dates() -> None:
+    """The offset of a conversation must avoid originals for the dates of every one of its documents, not
+    only the first document's; otherwise a later document's date can shift onto another original."""
+    offset = engine().date_offset_days(Scope("d1", "c1"))
+    later = "March 3, 2021"
+    clash = shift_dates(later, offset)  # what the later date would become under the first draw
+    docs = [
+        ("met on 2019-06-01", [S.Span(7, 17, S.DATE_TIME)], Scope("d1", "c1")),
+        (f"again on {later}", [S.Span(9, 9 + len(later), S.DATE_TIME)], Scope("d2", "c1")),
+        (f"other: {clash}", [S.Span(7, 7 + len(clash), S.DATE_TIME)], Scope("d3", "c2")),
+    ]
+    one_by_one = engine()
+    one_by_one.register_originals(span.text_of(text) for text, spans, _ in docs for span in spans)
+    assert one_by_one.apply(*docs[0]).text != docs[0][0]
+    assert clash in one_by_one.apply(*docs[1]).text  # the first document fixed the offset: a collision
+    batch = engine()
+    batch.register_originals(span.text_of(text) for text, spans, _ in docs for span in spans)
+    batch.prepare_documents(docs)
+    rewritten = [batch.apply(*doc).text for doc in docs]
+    assert clash not in rewritten[1] and later not in rewritten[1]
+    assert batch.date_offset_days(Scope("d2", "c1")) == batch.date_offset_days(Scope("d1", "c1")) != offset
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     st.dates(min_value=dt.date(1950, 1, 1), max_value=dt.date(2090, 1, 1)),
