@@ -33,20 +33,20 @@ def cmd_run(args: argparse.Namespace) -> int:
     from curation.config import load_config
 
     root = project_root()
+    config_path = str(Path(args.config).resolve()) if args.config else None
     overrides = {
-        "config_path": str(Path(args.config).resolve()) if args.config else None,
         "base_dir": str(Path(args.out).resolve()) if args.out else (None if args.config else str(Path.cwd())),
         "input": str(Path(args.input).resolve()) if args.input else None,
         "batch_id": args.batch_id,
     }
-    config = load_config(overrides["config_path"], **{k: v for k, v in overrides.items() if k != "config_path"})
+    config = load_config(config_path, **overrides)
     if args.batch_id and not args.input:  # a batch waiting in the inbox: run it without the sensor
         from curation.inbox import find_batch
 
         entry = find_batch(config.inbox_path, args.batch_id)
         if entry is not None:
             overrides["input"] = str(entry.resolve())
-            config = load_config(overrides["config_path"], **{k: v for k, v in overrides.items() if k != "config_path"})
+            config = load_config(config_path, **overrides)
     print(f"curation run: batch {config.batch_id}, input {config.input_path}", flush=True)
     started = time.perf_counter()
     up_to_date, fingerprint = check_freshness(config, root, force=getattr(args, "force", False))
@@ -57,7 +57,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from curation.freshness import FINGERPRINT_TAG
     from resources import CurationSettings
 
-    settings = CurationSettings(**overrides)
+    settings = CurationSettings(config_path=config_path, **overrides)
     tags = {FINGERPRINT_TAG: fingerprint} if fingerprint else None
     result = definitions.run_curation(settings, args.log_level, tags=tags)
     elapsed = time.perf_counter() - started
