@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE := 1
 export TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS :=
 export DAGSTER_HOME := $(CURDIR)/.dagster_home
 
-.PHONY: run test lint bench dev clean
+.PHONY: run test lint bench dev clean privacy-eval
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -34,6 +34,11 @@ test: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
+
+# Canary memorization probe + leakage report on a canary batch cut from the bundled sample (issue 12):
+# prints the table, writes the card section into that batch's release, ends with one JSON line.
+privacy-eval: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
+	$(BIN)/curation canary
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks.scoring

@@ -7,14 +7,14 @@ os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
 
 import dagster as dg
 
-from assets import ALL_ASSETS
+from assets import ALL_ASSETS, EVALUATION_ASSETS
 from assets._common import DELIVERY_BATCHES
 from automation import ALL_JOBS, ALL_SCHEDULES, ALL_SENSORS
 from checks import ALL_CHECKS
 from resources import build_resources
 
 defs = dg.Definitions(
-    assets=ALL_ASSETS,
+    assets=[*ALL_ASSETS, *EVALUATION_ASSETS],
     asset_checks=ALL_CHECKS,
     jobs=ALL_JOBS,
     schedules=ALL_SCHEDULES,

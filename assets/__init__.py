@@ -1,10 +1,13 @@
 """Software-defined assets: one module per stage, thin wrappers over ``curation.pipeline``.
 
 The calibration group (validation data, its scores and detector spans, the thresholds) is shared by every
-delivery batch; the delivery group is partitioned by batch (`delivery_batch`, a dynamic partition)."""
+delivery batch; the delivery group is partitioned by batch (`delivery_batch`, a dynamic partition).
+The evaluation group (leakage report, canary probe) is kept out of `ALL_ASSETS`, so `curation_job` does
+not pay for it; `evaluation_job` and `curation canary` run it."""
 
 from assets.calibration import threshold_calibration
 from assets.detection import detector_spans, validation_detections
+from assets.evaluation import EVALUATION_ASSETS
 from assets.ingestion import raw_documents, validation_set
 from assets.masking import mask_spans, redacted_view, training_view
 from assets.release import dataset_card, release
@@ -27,3 +30,5 @@ ALL_ASSETS = [
     dataset_card,
     release,
 ]
+
+__all__ = ["ALL_ASSETS", "EVALUATION_ASSETS"]

@@ -12,6 +12,7 @@ from checks._record import UPSTREAM
 from curation import gates
 from curation.card import render_card
 from curation.freshness import FINGERPRINT_TAG
+from curation.leakage import card_evidence
 from curation.pipeline import card_info, current_calibration, release_tables
 from curation.release import release_id_for, write_release
 from curation.warehouse import CALIBRATION_BATCH
@@ -90,6 +91,7 @@ def dataset_card(
         convention_yaml=load_convention(config.surrogates.convention).to_yaml(),
         plots={name: f"plots/{path.name}" for name, path in _plots(config, calibration_id).items()},
     )
+    info.privacy_evidence, _ = card_evidence(warehouse, config)  # leakage report / canary probe, when they ran
     card = render_card(info)
     path = config.path(CARD_FILE.format(batch=config.batch_id))
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -141,6 +143,7 @@ def release(
     release_id = release_id_for([config.batch_id], f"{config.digest()}{digest[:16]}", datetime.now(UTC))
     card = config.path(CARD_FILE.format(batch=config.batch_id)).read_text(encoding="utf-8")
     plots = {f"plots/{p.name}": p for p in _plots(config, calibration_id).values()}
+    plots.update(card_evidence(warehouse, config)[1])
     manifest_extra = {
         "batch_ids": [config.batch_id],
         "config": json.loads(json.dumps(config.to_dict(), default=str)),

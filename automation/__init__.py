@@ -29,6 +29,13 @@ calibration_job = dg.define_asset_job(
     description="Re-score and re-detect the labeled validation data and re-choose policy and thresholds.",
 )
 
+evaluation_job = dg.define_asset_job(
+    "evaluation_job",
+    selection=dg.AssetSelection.groups("evaluation"),
+    partitions_def=DELIVERY_BATCHES,
+    description="Privacy evidence for one batch: leakage report of its views; canary probe where canaries are planted.",
+)
+
 recalibration_schedule = dg.ScheduleDefinition(
     name="recalibration_schedule",
     job=calibration_job,
@@ -63,6 +70,6 @@ def inbox_sensor(context: dg.SensorEvaluationContext, settings: CurationSettings
     )
 
 
-ALL_JOBS = [curation_job, calibration_job]
+ALL_JOBS = [curation_job, calibration_job, evaluation_job]
 ALL_SCHEDULES = [recalibration_schedule]
 ALL_SENSORS = [inbox_sensor]

@@ -88,6 +88,8 @@ class CardInfo:
     gates: dict[str, Any] = field(default_factory=dict)  # check name -> bool or {"passed": bool, ...}
     limitations: list[str] = field(default_factory=list)  # added to the standard ones
     contact: str = ""
+    # stored results of the evaluation group: {"leakage": report, "canary": probe summary, "canary_plot": path}
+    privacy_evidence: dict[str, Any] = field(default_factory=dict)
 
 
 def render_card(info: CardInfo) -> str:
@@ -104,6 +106,7 @@ def render_card(info: CardInfo) -> str:
         _metrics(info),
         _collateral(info),
         _residual(info),
+        _privacy_evidence(info),
         _gates(info),
         _limitations(info),
         _contact(info),
@@ -284,6 +287,87 @@ def _residual(info: CardInfo) -> str:
     passed = audit.get("passed")
     rows.append({"item": "result", "value": _verdict(passed)})
     return "## Residual audit\n\n" + _table(rows)
+
+
+def _privacy_evidence(info: CardInfo) -> str:
+    """Measured leakage of the views and, when the canary probe ran, memorization by a fine-tuned model."""
+    evidence = info.privacy_evidence or {}
+    leakage, probe = evidence.get("leakage"), evidence.get("canary")
+    if not leakage and not probe:
+        return ""
+    out = "## Privacy evidence\n\n"
+    if leakage:
+        out += (
+            "Leakage of the views (Privasis-style): direct leak = an original value of the batch still in the view "
+            "(verbatim or case/space-normalized; training view: a value whose tokens carry loss); retention = share "
+            "of non-target text kept unchanged (training view: non-target tokens that carry loss); inference leak = "
+            "the reference model ranks the true value first among same-label decoys, from the released context.\n\n"
+        )
+        rows = []
+        for name, view in leakage.get("views", {}).items():
+            rows.append(
+                {
+                    "view": name,
+                    "direct leak (detected values)": view.get("direct_leak_rate_detected"),
+                    "retention": view.get("retention", view.get("retention_loss_tokens")),
+                    "format kept": view.get("format_kept"),
+                    "inference leak": view.get("inference_leak_rate"),
+                    "chance": view.get("inference_chance_rate"),
+                    "probed": view.get("inference_probed"),
+                }
+            )
+        out += _table(rows)
+        canaries = leakage.get("canaries")
+        if canaries:
+            out += (
+                f"\nPlanted canaries: {_fmt(canaries.get('planted'))}, fully masked by detection "
+                f"{_fmt(canaries.get('detected'))}, missed {_fmt(canaries.get('missed'))}. Direct leak rate of the "
+                "missed ones per view: "
+                + ", ".join(
+                    f"{v} {_fmt((canaries.get(v) or {}).get('missed'))}"
+                    for v in ("surrogate", "redacted", "training_view")
+                )
+                + ".\n"
+            )
+    if probe:
+        settings = probe.get("settings", {})
+        out += (
+            "\n### Canary memorization probe\n\n"
+            f"Fabricated canaries planted {', '.join(str(d) for d in settings.get('duplicates', []))} times; the "
+            f"reference model fine-tuned ({_fmt(settings.get('steps'))} steps, batch "
+            f"{_fmt(settings.get('batch_size'))} x {_fmt(settings.get('seq_len'))} tokens, seed "
+            f"{_fmt(settings.get('seed'))}) on the raw text, the "
+            "training view with its loss mask and the surrogate view. Exposure (Carlini et al.) ranks each canary "
+            f"among {_fmt(settings.get('candidates'))} random values of its format (rank-only ceiling "
+            f"{_fmt(probe.get('max_rank_exposure_bits'))} bits; past it, a skew-normal extrapolation); extraction = "
+            "greedy decoding from the canary's prefix reproduces it.\n\n"
+        )
+        out += _table(
+            [
+                {
+                    "variant": r["variant"],
+                    "duplicates": r["duplicates"],
+                    "canaries": r["canaries"],
+                    "exposure (bits)": r["exposure_bits"],
+                    "extraction rate": r["extraction_rate"],
+                    "held-out ppl": r["heldout_ppl"],
+                }
+                for r in probe.get("table", [])
+            ]
+        )
+        metrics = probe.get("metrics", {})
+        out += (
+            f"\nHeld-out perplexity ratio, training view vs raw: {_fmt(metrics.get('ppl_ratio_training_vs_raw'))}. "
+            f"Canaries missed by detection: {_fmt(probe.get('canaries_missed_by_detection'))} of "
+            f"{_fmt(probe.get('canaries'))}. A small model and a few minutes of CPU fine-tuning bound these numbers; "
+            "they show the mechanism, not a guarantee.\n"
+        )
+        plot = evidence.get("canary_plot")
+        if plot:
+            if not _is_relative(plot):
+                raise ValueError(f"canary plot path {plot!r} must be relative to the card, without '..'")
+            out += f"\n![canary exposure by duplication count]({PurePosixPath(plot).as_posix()})\n"
+    return out
 
 
 def _gates(info: CardInfo) -> str:

@@ -1,4 +1,4 @@
-"""Command line: ``curation run``, ``curation eval``, ``curation audit``.
+"""Command line: ``curation run``, ``curation eval``, ``curation audit``, ``curation leakage``, ``curation canary``.
 
 ``run`` drives the Dagster asset graph in-process; the Dagster layer lives in the repository
 (``definitions.py``), so it is imported lazily from the project folder, never from this library.
@@ -192,6 +192,160 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_leakage(args: argparse.Namespace) -> int:
+    """Leakage report of a release, from the warehouse of the run that made it (rates and counts only)."""
+    from curation import canary, leakage
+    from curation.release import verify_release
+    from curation.warehouse import Warehouse
+
+    release = Path(args.release_dir)
+    problems = verify_release(release)
+    if problems:
+        print("\n".join(f"FAIL {p}" for p in problems), file=sys.stderr)
+        return 1
+    manifest = json.loads((release / "manifest.json").read_text())
+    warehouse_path = Path(args.warehouse) if args.warehouse else None
+    if warehouse_path is None:
+        config = manifest.get("config", {})
+        warehouse_path = Path(config.get("base_dir", ".")) / config.get("warehouse", "")
+    if not warehouse_path.is_file():
+        print(f"curation leakage: no warehouse at {warehouse_path}; pass --warehouse", file=sys.stderr)
+        return 2
+    shipped_differs = rescan_release(release, manifest, warehouse_path)
+    if any("differs" in p for p in shipped_differs):
+        print("\n".join(f"FAIL {p}" for p in shipped_differs), file=sys.stderr)
+        return 1
+    settings = leakage.LeakageSettings(
+        inference=not args.no_inference, inference_model=args.inference_model or leakage.LeakageSettings.inference_model
+    )
+    warehouse = Warehouse(warehouse_path)
+    reports = []
+    for batch in manifest.get("batch_ids", []):
+        plan = canary.load_plan(warehouse, batch)
+        planted, detected = (), {}
+        if plan is not None:
+            inputs = canary.probe_inputs(warehouse, batch, plan[1], [])
+            planted = [(c.kind, c.value) for c in plan[1]]
+            detected = {c.value.strip(): inputs.canary_masked.get(c.canary_id) == 1.0 for c in plan[1]}
+        report = leakage.leakage_report(warehouse, batch, settings, canary_values=planted, canary_detected=detected)
+        print(leakage.format_report(report))
+        reports.append(report)
+    if args.json:
+        Path(args.json).write_text(json.dumps(reports, indent=2, default=str))
+    worst = max((r["direct_leak_rate_detected"] or 0.0 for r in reports), default=0.0)
+    print(json.dumps({"release": release.name, "direct_leak_rate_detected": worst}))
+    return 0
+
+
+def cmd_canary(args: argparse.Namespace) -> int:
+    """Plant canaries in a corpus cut from the bundled sample, run the pipeline on it, fine-tune and measure
+    (the `canary_probe` and `leakage_report` assets), then write the card and release; ends with a JSON line."""
+    from curation import canary
+    from curation.config import bundled, load_config
+    from curation.pipeline import stage_summary
+    from curation.warehouse import Warehouse
+
+    root = project_root()
+    base = str(Path(args.out).resolve()) if args.out else str(Path.cwd())
+    config_path = str(Path(args.config).resolve()) if args.config else None
+    probe = canary.ProbeSettings(
+        seed=args.seed,
+        steps=args.steps,
+        candidates=args.candidates,
+        canaries_per_cell=args.canaries_per_cell,
+        host_docs=args.host_docs,
+        heldout_docs=args.heldout_docs,
+    )
+    started = time.perf_counter()
+    sample = [json.loads(line) for line in bundled("sample_corpus.jsonl").read_text().splitlines() if line.strip()]
+    corpus = canary.build_canary_corpus(sample, probe)
+    corpus_path = canary.write_jsonl(
+        Path(base) / ".curation" / "canary" / args.batch_id / "corpus.jsonl", corpus.records
+    )
+    overrides = {"base_dir": base, "input": str(corpus_path), "batch_id": args.batch_id}
+    config = load_config(config_path, **overrides)
+    canary.record_plan(Warehouse(config.warehouse_path), args.batch_id, corpus, probe)
+    print(
+        f"curation canary: {len(corpus.canaries)} canaries x duplicates {list(probe.duplicates)} planted in "
+        f"{len(corpus.records)} sample records ({len(corpus.heldout)} held out); batch {args.batch_id}",
+        flush=True,
+    )
+    sys.path.insert(0, str(root))
+    definitions = importlib.import_module("definitions")
+    from resources import CurationSettings
+
+    settings = CurationSettings(config_path=config_path, **overrides)
+    views = [k for k in _curation_assets() if k not in ("dataset_card", "release")]
+    stages = (
+        ("pipeline up to the views and their gates", views),
+        ("leakage report and canary probe", ["leakage_report", "canary_probe"]),
+        ("dataset card and release", ["dataset_card", "release"]),
+    )
+    release_path = None
+    for title, selection in stages:
+        print(f"\n== {title} ({time.perf_counter() - started:.0f}s)", flush=True)
+        result = _materialize(definitions, settings, selection, args.log_level)
+        failed = [e.step_key for e in result.all_events if e.event_type_value == "STEP_FAILURE"]
+        if failed:
+            print(f"curation canary: steps failed: {failed}", file=sys.stderr)
+            return 1
+        for event in result.all_events:
+            if event.event_type_value == "ASSET_MATERIALIZATION":
+                mat = event.event_specific_data.materialization
+                if mat.asset_key.to_user_string() == "release":
+                    release_path = mat.metadata["path"].value
+    warehouse = Warehouse(config.warehouse_path)
+    summary = stage_summary(warehouse, args.batch_id, canary.PROBE_STAGE)
+    report = stage_summary(warehouse, args.batch_id, "leakage_report")
+    print("\n" + canary.format_table(summary))
+    card = Path(release_path) / "README.md" if release_path else None
+    print(f"\nrelease: {release_path}\ncard:    {card}")
+    line = {
+        **summary["metrics"],
+        "direct_leak_rate_detected": report.get("direct_leak_rate_detected"),
+        "canaries": summary["canaries"],
+        "canaries_missed_by_detection": summary["canaries_missed_by_detection"],
+        "canary_leak_rate_missed": (report.get("canaries") or {}).get("training_view", {}).get("missed"),
+        "candidates": probe.candidates,
+        "steps": probe.steps,
+        "probe_seconds": summary["seconds"],
+        "total_seconds": round(time.perf_counter() - started, 1),
+    }
+    print(json.dumps(line))
+    return 0
+
+
+def _curation_assets() -> list[str]:
+    from assets import ALL_ASSETS
+
+    return [key.to_user_string() for a in ALL_ASSETS for key in a.keys]
+
+
+def _materialize(definitions, settings, selection: list[str], log_level: str):
+    """Materialize some assets (with their checks) for the settings' batch partition, in-process, on the
+    persistent instance when DAGSTER_HOME is set (as `curation run` does)."""
+    import dagster as dg
+
+    from assets import ALL_ASSETS, EVALUATION_ASSETS
+    from assets._common import DELIVERY_BATCHES
+    from checks import ALL_CHECKS
+    from resources import build_resources
+
+    instance = dg.DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else dg.DagsterInstance.ephemeral()
+    batch_id = settings.load().batch_id
+    if not instance.has_dynamic_partition(DELIVERY_BATCHES.name, batch_id):
+        instance.add_dynamic_partitions(DELIVERY_BATCHES.name, [batch_id])
+    return dg.materialize(
+        [*ALL_ASSETS, *EVALUATION_ASSETS, *ALL_CHECKS],
+        selection=selection,
+        instance=instance,
+        resources=build_resources(settings),
+        partition_key=batch_id,
+        raise_on_error=False,
+        run_config={"loggers": {"console": {"config": {"log_level": log_level}}}},
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="curation", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -231,7 +385,33 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("release_dir")
     audit.add_argument("--warehouse", help="warehouse DuckDB file (default: the one recorded in the manifest)")
     audit.set_defaults(func=cmd_audit)
+    leak = sub.add_parser("leakage", help="leakage report of a release: direct/inference leak and retention per view")
+    leak.add_argument("release_dir")
+    leak.add_argument("--warehouse", help="warehouse DuckDB file (default: the one recorded in the manifest)")
+    leak.add_argument("--inference-model", help="local model for the inference probe (default: the embedded one)")
+    leak.add_argument("--no-inference", action="store_true", help="skip the inference-leak probe (no model)")
+    leak.add_argument("--json", help="write the full report(s) to this file")
+    leak.set_defaults(func=cmd_leakage)
+    can = sub.add_parser("canary", help="canary memorization probe: plant, run the pipeline, fine-tune, measure")
+    defaults = _probe_defaults()
+    can.add_argument("--out", help="folder for the warehouse, vault and releases (default: here)")
+    can.add_argument("--config", help="YAML config file")
+    can.add_argument("--batch-id", default="privacy-eval")
+    can.add_argument("--seed", type=int, default=defaults.seed)
+    can.add_argument("--steps", type=int, default=defaults.steps, help="optimizer steps per fine-tuned variant")
+    can.add_argument("--candidates", type=int, default=defaults.candidates, help="random candidates per canary")
+    can.add_argument("--canaries-per-cell", type=int, default=defaults.canaries_per_cell)
+    can.add_argument("--host-docs", type=int, default=defaults.host_docs)
+    can.add_argument("--heldout-docs", type=int, default=defaults.heldout_docs)
+    can.add_argument("--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    can.set_defaults(func=cmd_canary)
     return parser
+
+
+def _probe_defaults():
+    from curation.canary import ProbeSettings
+
+    return ProbeSettings()
 
 
 def main(argv: list[str] | None = None) -> int:
