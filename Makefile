@@ -38,7 +38,7 @@ lint: $(STAMP)
 # Canary memorization probe + leakage report on a canary batch cut from the bundled sample (issue 12):
 # prints the table, writes the card section into that batch's release, ends with one JSON line.
 privacy-eval: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
-	$(BIN)/curation canary
+	$(BIN)/curation canary $(PRIVACY_EVAL_ARGS)
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks.scoring

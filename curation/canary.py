@@ -63,7 +63,7 @@ class ProbeSettings:
     host_docs: int = 20  # sample records that carry the canaries and form the training corpus
     heldout_docs: int = 12  # other sample records: held-out perplexity (never trained on)
     candidates: int = 31  # random same-format candidates per canary for exposure
-    steps: int = 16  # optimizer steps per variant (about two passes over the corpus)
+    steps: int = 14  # optimizer steps per variant (about 1.5 passes over the corpus)
     batch_size: int = 4
     seq_len: int = 128
     learning_rate: float = 7e-4
@@ -73,6 +73,9 @@ class ProbeSettings:
     trainable_layers: int = 10
     eval_dtype: str = "auto"  # forward passes for measurement: bf16 where the CPU has it natively
     device: str = "auto"
+    # CPU threads: 0 = auto (1 when the machine is oversubscribed: measured here under a load of ~12 per core,
+    # one thread scored 5x faster than two, which spin-wait on each other; else every core)
+    threads: int = 0
     model: str = "embedded:SmolLM2-135M-Instruct"
 
     def to_dict(self) -> dict:
@@ -222,11 +225,23 @@ def load_model(settings: ProbeSettings, dtype: str = "float32"):
 
     hf_logging.disable_progress_bar()
     hf_logging.set_verbosity_error()
+    torch.set_num_threads(cpu_threads(settings.threads))
     folder = model_folder(settings.model)
     device = resolve_device(settings.device)
     tokenizer = AutoTokenizer.from_pretrained(folder)
     model = AutoModelForCausalLM.from_pretrained(folder, dtype=getattr(torch, dtype)).to(device)
     return model, tokenizer, device
+
+
+def cpu_threads(configured: int) -> int:
+    """Threads for torch on CPU: the configured number, else 1 on an oversubscribed machine, else all cores."""
+    import os
+
+    if configured > 0:
+        return configured
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    busy = hasattr(os, "getloadavg") and os.getloadavg()[0] > 2 * cores
+    return 1 if busy else max(1, cores)
 
 
 def measurement_dtype(settings: ProbeSettings, device: str) -> str:
@@ -362,6 +377,15 @@ def _to_measurement_dtype(model, dtype: str):
 def continuation_logprobs(model, tokenizer, prefix: str, continuations: Sequence[str], batch: int = 64) -> np.ndarray:
     """Sum of log-probabilities of each continuation's tokens given ``prefix`` (one shared prefix pass; the
     output layer in float32)."""
+    return continuation_scores(model, tokenizer, prefix, continuations, batch)[0]
+
+
+def continuation_scores(
+    model, tokenizer, prefix: str, continuations: Sequence[str], batch: int = 64
+) -> tuple[np.ndarray, np.ndarray]:
+    """(log-probability of each continuation given ``prefix``, whether greedy decoding from ``prefix`` emits
+    exactly its tokens, i.e. each token is the argmax given the ones before: greedy extraction without a
+    decoding loop)."""
     import torch
 
     device = next(model.parameters()).device
@@ -370,6 +394,7 @@ def continuation_logprobs(model, tokenizer, prefix: str, continuations: Sequence
     cont_ids = [tokenizer(c, add_special_tokens=False)["input_ids"] for c in continuations]
     weight = model.lm_head.weight.float()
     out = np.zeros(len(continuations), dtype=np.float64)
+    greedy = np.zeros(len(continuations), dtype=bool)
     with torch.inference_mode():
         first = model.model(input_ids=torch.tensor([prefix_ids], device=device), use_cache=True)
         last_hidden = first.last_hidden_state[0, -1].float()
@@ -387,13 +412,17 @@ def continuation_logprobs(model, tokenizer, prefix: str, continuations: Sequence
             ).last_hidden_state
             lengths = torch.tensor([len(c) for c in group])
             totals = first_logp[x[:, 0].to(device)].cpu().double()
+            on_path = (first_logp.argmax().cpu() == x[:, 0]).clone()
             if width > 1:
                 logp = torch.log_softmax(hidden[:, :-1].float() @ weight.T, dim=-1)
                 picked = logp.gather(2, x[:, 1:].to(device)[..., None]).squeeze(-1).cpu().double()
                 valid = torch.arange(width - 1)[None, :] < (lengths[:, None] - 1)
                 totals += (picked * valid).sum(1)
+                argmax_ok = (logp.argmax(-1).cpu() == x[:, 1:]) | ~valid
+                on_path &= argmax_ok.all(1)
             out[lo : lo + len(group)] = totals.numpy()
-    return out
+            greedy[lo : lo + len(group)] = on_path.numpy()
+    return out, greedy
 
 
 def _expanded_cache(cache, n: int):
@@ -492,7 +521,7 @@ def measure_model(
     rows = []
     for canary in tqdm(canaries, desc=f"measure {label}".strip(), disable=not progress, leave=True):
         candidates = candidate_values(canary, settings.candidates, settings.seed, planted)
-        logps = continuation_logprobs(model, tokenizer, canary.prefix, [canary.value, *candidates])
+        logps, greedy = continuation_scores(model, tokenizer, canary.prefix, [canary.value, *candidates])
         exposure, by_rank, rank = exposure_bits(float(logps[0]), logps[1:], format_bits(canary.kind))
         rows.append(
             CanaryMeasurement(
@@ -502,7 +531,7 @@ def measure_model(
                 round(exposure, 3),
                 round(by_rank, 3),
                 rank,
-                greedy_extracts(model, tokenizer, canary),
+                bool(greedy[0]),
                 round(float(logps[0]), 3),
             )
         )

@@ -42,7 +42,7 @@ class LeakageSettings:
 
     inference: bool = True
     inference_model: str = "embedded:SmolLM2-135M-Instruct"  # or a local transformers folder / model id
-    values_per_label: int = 2  # masked values probed per label and view (seeded sample)
+    values_per_label: int = 1  # masked values probed per label and view (seeded sample)
     decoys: int = 5  # other same-label values (or same-shape random strings) ranked against the true one
     context_chars: int = 160  # released text before the value given as context
     suffix_chars: int = 12  # released text after it, scored with every candidate

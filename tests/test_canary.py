@@ -105,7 +105,7 @@ def tiny_probe():
     base, tokenizer, _ = C.load_model(settings, "float32")
 
     def value_logps(model) -> tuple[float, float]:
-        return tuple(float(C.continuation_logprobs(model, tokenizer, c.prefix, [c.value])[0]) for c in (planted, control))
+        return tuple(float(C.continuation_logprobs(model, tokenizer, c.prefix, [c.value])[0]) for c in (planted, control))  # noqa: E501
 
     before = value_logps(base.eval())
     raw_model, _, raw_stats = C.fine_tune(raw_docs, settings, label="raw", progress=False)
@@ -132,6 +132,9 @@ def test_canary_trained_on_raw_text_becomes_more_likely(tiny_probe):
         tiny_probe["settings"], progress=False,
     )  # fmt: skip
     assert rows[0].rank <= 4 and rows[0].exposure_bits >= 2.0 and np.isfinite(ppl)
+    # the one-pass greedy check agrees with an actual greedy decoding loop
+    model, tokenizer, planted = tiny_probe["raw_model"], tiny_probe["tokenizer"], tiny_probe["planted"]
+    assert rows[0].extracted == C.greedy_extracts(model, tokenizer, planted)
 
 
 def test_same_canary_under_a_loss_mask_gains_no_loss_driven_likelihood(tiny_probe):
