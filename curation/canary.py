@@ -405,10 +405,10 @@ def continuation_scores(
             x = torch.full((len(group), width), tokenizer.pad_token_id or 0, dtype=torch.long)
             for b, c in enumerate(group):
                 x[b, : len(c)] = torch.tensor(c)
-            cache = _expanded_cache(first.past_key_values, len(group))
+            cache = _expanded_cache(first.cache, len(group))
             attention = torch.ones((len(group), len(prefix_ids) + width), dtype=torch.long)
             hidden = model.model(
-                input_ids=x.to(device), past_key_values=cache, attention_mask=attention.to(device), use_cache=True
+                input_ids=x.to(device), cache=cache, attention_mask=attention.to(device), use_cache=True
             ).last_hidden_state
             lengths = torch.tensor([len(c) for c in group])
             totals = first_logp[x[:, 0].to(device)].cpu().double()
@@ -471,25 +471,43 @@ def greedy_extracts(model, tokenizer, canary: Canary) -> bool:
     return text.startswith(canary.value) or text.strip().startswith(canary.value.strip())
 
 
-def heldout_perplexity(model, tokenizer, texts: Sequence[str], max_tokens: int = 256) -> float:
+def heldout_perplexity(
+    model, tokenizer, texts: Sequence[str], max_tokens: int = 256, targets: Sequence[Sequence] | None = None
+) -> float:
     """exp(mean token NLL) over held-out texts (each truncated to ``max_tokens``), output layer in fp32."""
+    return heldout_perplexities(model, tokenizer, texts, max_tokens, targets)[0]
+
+
+def heldout_perplexities(
+    model, tokenizer, texts: Sequence[str], max_tokens: int = 256, targets: Sequence[Sequence] | None = None
+) -> tuple[float, float]:
+    """(perplexity over every held-out token, over the tokens outside the records' labeled private spans):
+    the second is the utility a sanitized training set is meant to keep."""
     import torch
 
     device = next(model.parameters()).device
     start = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
     weight = model.lm_head.weight.float()
-    total, count = 0.0, 0
+    total = count = kept_total = kept_count = 0.0
     with torch.inference_mode():
-        for text in texts:
-            ids = [start, *tokenizer(text, add_special_tokens=False)["input_ids"][: max_tokens - 1]]
+        for i, text in enumerate(texts):
+            enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+            ids = [start, *enc["input_ids"][: max_tokens - 1]]
             if len(ids) < 2:
                 continue
+            offsets = enc["offset_mapping"][: len(ids) - 1]
+            spans = list(targets[i]) if targets else []
+            private = np.array([any(a < e and b > s for s, e in spans) for a, b in offsets], dtype=bool)
             x = torch.tensor([ids], device=device)
             hidden = model.model(input_ids=x).last_hidden_state[0, :-1].float()
             logp = torch.log_softmax(hidden @ weight.T, dim=-1)
-            total -= float(logp.gather(1, x[0, 1:, None]).sum())
-            count += len(ids) - 1
-    return math.exp(total / count) if count else float("nan")
+            nll = -logp.gather(1, x[0, 1:, None]).squeeze(1).double().cpu().numpy()
+            total += float(nll.sum())
+            count += len(nll)
+            kept_total += float(nll[~private].sum())
+            kept_count += int((~private).sum())
+    ppl = math.exp(total / count) if count else float("nan")
+    return ppl, (math.exp(kept_total / kept_count) if kept_count else float("nan"))
 
 
 @dataclass
@@ -513,6 +531,7 @@ def measure_model(
     *,
     label: str = "",
     progress: bool = True,
+    heldout_targets: Sequence[Sequence] | None = None,
 ) -> tuple[list[CanaryMeasurement], float]:
     """Exposure and extraction of every canary, and held-out perplexity, for one model."""
     from tqdm.auto import tqdm
@@ -535,6 +554,8 @@ def measure_model(
                 round(float(logps[0]), 3),
             )
         )
+    if heldout_targets is not None:
+        return rows, heldout_perplexities(model, tokenizer, heldout_texts, targets=heldout_targets)
     return rows, heldout_perplexity(model, tokenizer, heldout_texts)
 
 
@@ -550,6 +571,7 @@ class ProbeInputs:
     heldout_texts: list[str]
     canaries: list[Canary]
     canary_masked: dict[str, float] = field(default_factory=dict)  # canary_id -> share of its occurrences masked
+    heldout_targets: list[list[tuple[int, int]]] = field(default_factory=list)  # labeled private spans per text
 
 
 def canary_mask_coverage(
@@ -592,21 +614,28 @@ def run_probe(
     rows: dict[str, list[CanaryMeasurement]] = {}
     ppl: dict[str, float] = {}
     training: dict[str, dict] = {}
-    rows["untrained"], ppl["untrained"] = measure_model(
-        base, tokenizer, inputs.canaries, inputs.heldout_texts, settings, label="untrained", progress=progress
-    )
+    targets = inputs.heldout_targets or [[] for _ in inputs.heldout_texts]
+    nontarget: dict[str, float] = {}
+    rows["untrained"], (ppl["untrained"], nontarget["untrained"]) = measure_model(
+        base, tokenizer, inputs.canaries, inputs.heldout_texts, settings, label="untrained", progress=progress,
+        heldout_targets=targets,
+    )  # fmt: skip
     del base
     for variant in VARIANTS:
         docs = inputs.variants[variant]
         model, tokenizer, stats = fine_tune(docs, settings, label=variant, progress=progress)
         training[variant] = stats
         model = _to_measurement_dtype(model, measurement_dtype(settings, device))
-        rows[variant], ppl[variant] = measure_model(
-            model, tokenizer, inputs.canaries, inputs.heldout_texts, settings, label=variant, progress=progress
-        )
+        rows[variant], (ppl[variant], nontarget[variant]) = measure_model(
+            model, tokenizer, inputs.canaries, inputs.heldout_texts, settings, label=variant, progress=progress,
+            heldout_targets=targets,
+        )  # fmt: skip
         log(f"{variant}: trained {stats['steps']} steps in {stats['train_seconds']}s, held-out ppl {ppl[variant]:.3f}")
         del model
     summary = summarize(rows, ppl, inputs, settings)
+    for variant, value in nontarget.items():
+        summary["metrics"][f"{variant}_heldout_ppl_nontarget"] = round(value, 4)
+    summary["metrics"]["ppl_ratio_training_vs_raw_nontarget"] = round(nontarget["training_view"] / nontarget["raw"], 4)
     summary["training"] = training
     summary["seconds"] = round(time.perf_counter() - started, 1)
     summary["device"] = device
@@ -717,14 +746,14 @@ def record_plan(warehouse, batch_id: str, corpus: CanaryCorpus, settings: ProbeS
                 json.dumps(settings.to_dict()),
                 json.dumps([asdict(c) for c in corpus.canaries]),
                 json.dumps(corpus.placements),
-                json.dumps([r["text"] for r in corpus.heldout]),
+                json.dumps([{"text": r["text"], "spans": r.get("spans") or []} for r in corpus.heldout]),
                 datetime.now(UTC).replace(tzinfo=None),
             ],
         )
 
 
-def load_plan(warehouse, batch_id: str) -> tuple[ProbeSettings, list[Canary], list[str]] | None:
-    """(settings, canaries, held-out texts) planted in the batch, or None when the batch has no canaries."""
+def load_plan(warehouse, batch_id: str) -> tuple[ProbeSettings, list[Canary], list[dict]] | None:
+    """(settings, canaries, held-out records {text, spans}) of the batch, or None when it has no canaries."""
     with warehouse.connect() as con:
         con.execute(PLAN_SCHEMA)
         row = con.execute(
@@ -734,10 +763,11 @@ def load_plan(warehouse, batch_id: str) -> tuple[ProbeSettings, list[Canary], li
     if row is None:
         return None
     settings = ProbeSettings.from_dict(json.loads(row[0]))
-    return settings, [Canary(**c) for c in json.loads(row[1])], list(json.loads(row[2]))
+    heldout = [r if isinstance(r, dict) else {"text": r, "spans": []} for r in json.loads(row[2])]
+    return settings, [Canary(**c) for c in json.loads(row[1])], heldout
 
 
-def probe_inputs(warehouse, batch_id: str, canaries: Sequence[Canary], heldout: Sequence[str]) -> ProbeInputs:
+def probe_inputs(warehouse, batch_id: str, canaries: Sequence[Canary], heldout: Sequence[dict]) -> ProbeInputs:
     """The three training sets from the pipeline's tables: raw documents, the training view with its loss
     mask, the surrogate view; plus how much of each canary the loss mask covers."""
 
@@ -756,7 +786,8 @@ def probe_inputs(warehouse, batch_id: str, canaries: Sequence[Canary], heldout: 
         "surrogate": [TrainingDoc(t) for _, t in surrogate],
     }
     coverage = canary_mask_coverage(canaries, {d: t for d, t, _ in training}, spans)
-    return ProbeInputs(variants, list(heldout), list(canaries), coverage)
+    targets = [[(int(s["start"]), int(s["end"])) for s in r.get("spans", [])] for r in heldout]
+    return ProbeInputs(variants, [r["text"] for r in heldout], list(canaries), coverage, targets)
 
 
 def plot_file(batch_id: str) -> str:

@@ -357,7 +357,9 @@ def _privacy_evidence(info: CardInfo) -> str:
         )
         metrics = probe.get("metrics", {})
         out += (
-            f"\nHeld-out perplexity ratio, training view vs raw: {_fmt(metrics.get('ppl_ratio_training_vs_raw'))}. "
+            f"\nHeld-out perplexity ratio, training view vs raw: {_fmt(metrics.get('ppl_ratio_training_vs_raw'))} "
+            f"over all tokens, {_fmt(metrics.get('ppl_ratio_training_vs_raw_nontarget'))} over the tokens outside "
+            "labeled private spans. "
             f"Canaries missed by detection: {_fmt(probe.get('canaries_missed_by_detection'))} of "
             f"{_fmt(probe.get('canaries'))}. A small model and a few minutes of CPU fine-tuning bound these numbers; "
             "they show the mechanism, not a guarantee.\n"
