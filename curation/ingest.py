@@ -123,14 +123,7 @@ class _Reject(Exception):
 def ingest(path: Path, *, batch_id: str, field_map: FieldMap | None = None, max_chars: int = 200_000) -> IngestResult:
     """Ingest a JSONL/Parquet/CSV file or a folder into documents, gold spans and quarantine."""
     path = Path(path)
-    expected = "a .jsonl, .parquet or .csv file, or a folder"
-    if not path.exists():
-        raise IngestError(f"input {path} does not exist; expected {expected}")
-    if path.is_file() and path.suffix.lower() not in RECORD_SUFFIXES:
-        raise IngestError(
-            f"input {path} has unknown format {path.suffix or '(no suffix)'!r}; expected {expected} "
-            "(single text or code files are ingested by passing their folder)"
-        )
+    check_input_path(path)
     fmap = field_map or FieldMap()
     collector = _Collector(batch_id, max_chars)
     if path.is_dir():
@@ -140,6 +133,19 @@ def ingest(path: Path, *, batch_id: str, field_map: FieldMap | None = None, max_
     for raw in raws:
         collector.add(raw)
     return collector.result()
+
+
+def check_input_path(path: Path) -> None:
+    """Raise IngestError when ``path`` is not something ingest can read (missing, or an unknown format)."""
+    path = Path(path)
+    expected = "a .jsonl, .parquet or .csv file, or a folder"
+    if not path.exists():
+        raise IngestError(f"input {path} does not exist; expected {expected}")
+    if not path.is_dir() and path.suffix.lower() not in RECORD_SUFFIXES:
+        raise IngestError(
+            f"input {path} has unknown format {path.suffix or '(no suffix)'!r}; expected {expected} "
+            "(single text or code files are ingested by passing their folder)"
+        )
 
 
 # --- readers: turn files into _Raw records, never raising on bad content ---------------------
