@@ -12,6 +12,7 @@ import hashlib
 import hmac
 import logging
 import math
+import os
 import random
 import re
 import unicodedata
@@ -419,11 +420,18 @@ def auditor_key(config_path: str | None = None, key_file: str | None = None) -> 
     from pathlib import Path
 
     from curation.config import load_config
-    from curation.vault import load_key
+    from curation.vault import HmacKeyError, load_key
 
     if key_file:
+        if not Path(key_file).is_file():
+            raise HmacKeyError(f"key file {key_file} does not exist")
         return load_key(env_var="", key_file=key_file)  # an explicit file wins over the environment
     config = load_config(config_path, base_dir=None if config_path else str(Path.cwd()))
     settings = config.surrogates
     path = config.path(settings.key_file) if settings.key_file else config.path(".curation/dev-hmac.key")
+    if not os.environ.get(settings.key_env) and not path.is_file():
+        raise HmacKeyError(
+            f"no delivery key to verify the manifest signature with: set {settings.key_env}, or pass --key-file, "
+            f"or --config of the project that made the release (looked for {path})"
+        )
     return load_key(env_var=settings.key_env, key_file=path, create_dev_key=False)

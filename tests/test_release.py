@@ -296,7 +296,7 @@ def test_audit_command_checks_the_signature(tmp_path: Path) -> None:
     by_env = _audit(release, env={**env, "CURATION_HMAC_KEY": key.key.hex()})
     assert by_env.returncode == 0, by_env.stdout + by_env.stderr
     no_key = _audit(release, env=env)
-    assert no_key.returncode == 1 and "manifest signature not verified, no delivery key" in no_key.stdout
+    assert no_key.returncode == 1 and "manifest signature not verified: no delivery key" in no_key.stdout
     _reforge(release, str(tmp_path / "elsewhere"))
     forged = _audit(release, "--key-file", str(key_file), env=env)
     assert forged.returncode == 1 and "signature does not verify" in forged.stdout
