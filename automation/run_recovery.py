@@ -247,8 +247,11 @@ def _start_watcher(instance: dg.DagsterInstance, report: Callable[[str], None]) 
                     if time.monotonic() - last_report.get(key, -1e9) >= WAIT_REPORT_INTERVAL_S:
                         last_report[key] = time.monotonic()
                         report(line)
-            except Exception as exc:  # never take the run down with the watcher
-                report(f"dead-run watcher: {type(exc).__name__}: {exc}")
+            except Exception as exc:  # never take the run down with the watcher; say so once per kind
+                problem = f"dead-run watcher: {type(exc).__name__}: {exc}"
+                if problem not in last_report:
+                    last_report[problem] = time.monotonic()
+                    report(problem)
 
     threading.Thread(target=watch, name="curation-dead-run-watcher", daemon=True).start()
 
