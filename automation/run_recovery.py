@@ -16,6 +16,7 @@ are judged only on an instance whose storage is local (SQLite, as `make` configu
 from __future__ import annotations
 
 import datetime as dt
+import os
 import sys
 import threading
 import time
@@ -232,13 +233,14 @@ def _start_watcher(instance: dg.DagsterInstance, report: Callable[[str], None]) 
         if root in _WATCHERS:
             return
         _WATCHERS.add(root)
-    ref = instance.get_ref()
+    own = dg.DagsterInstance.from_ref(instance.get_ref())  # its own storage handles, used by the thread only
 
     def watch() -> None:
-        own = dg.DagsterInstance.from_ref(ref)  # its own storage connections, not shared across threads
         last_report: dict[str, float] = {}
         while True:
             time.sleep(WATCH_INTERVAL_S)
+            if not os.path.isdir(root):  # the instance is gone (a test's temporary home): nothing to watch
+                return
             try:
                 for item in _sweep(own):
                     report(f"recovered {item.describe()}")
