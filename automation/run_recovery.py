@@ -143,7 +143,7 @@ def _sweep(instance: dg.DagsterInstance) -> list[Reclaimed]:
         if run.status == dg.DagsterRunStatus.CANCELING:
             instance.report_run_canceled(run, message=message)
         else:
-            instance.report_run_failed(run, message=message, job_failure_data=_unexpected_termination(message))
+            instance.report_run_failed(run, message=message, job_failure_data=_unexpected_termination())
         freed = _free(instance, run.run_id) if run.run_id in holders else 0
         out.append(Reclaimed(run.run_id, run.tags.get(PARTITION_TAG, "-"), run.status.value, reason, freed))
     swept = {item.run_id for item in out}
@@ -174,7 +174,7 @@ def _claimed(instance: dg.DagsterInstance, run_id: str) -> dict[str, int]:
     return counts
 
 
-def _unexpected_termination(message: str):
+def _unexpected_termination():
     try:
         from dagster._core.events import JobFailureData, RunFailureReason
     except ImportError:  # the reason only labels the failure in the UI
