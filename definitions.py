@@ -10,6 +10,7 @@ import dagster as dg
 from assets import ALL_ASSETS, EVALUATION_ASSETS
 from assets._common import DELIVERY_BATCHES
 from automation import ALL_JOBS, ALL_SCHEDULES, ALL_SENSORS
+from automation.run_recovery import reclaim_dead_runs
 from checks import ALL_CHECKS
 from resources import build_resources
 
@@ -29,6 +30,7 @@ def run_curation(settings, log_level: str = "INFO", instance=None, tags: dict[st
     if instance is None:
         persistent = bool(os.environ.get("DAGSTER_HOME"))
         instance = dg.DagsterInstance.get() if persistent else dg.DagsterInstance.ephemeral()
+    reclaim_dead_runs(instance)  # a killed earlier run must not hold the model pool slot forever
     batch_id = settings.load().batch_id
     if not instance.has_dynamic_partition(DELIVERY_BATCHES.name, batch_id):
         instance.add_dynamic_partitions(DELIVERY_BATCHES.name, [batch_id])

@@ -5,6 +5,7 @@
 - `calibration_job`: validation data -> scores -> detector spans -> thresholds; the schedule re-runs it so
   new labeled data (or a new model / detector version) reaches the thresholds.
 - `inbox_sensor`: one partition and one run per new, complete batch in the inbox.
+- `dead_run_sensor`: runs whose process is gone are marked failed and give back their pool slots.
 """
 
 import time
@@ -13,6 +14,7 @@ import dagster as dg
 
 from assets import ALL_ASSETS
 from assets._common import CALIBRATION_GROUP, DELIVERY_BATCHES
+from automation.run_recovery import dead_run_sensor
 from curation.inbox import scan_inbox
 from resources import CurationSettings
 
@@ -72,4 +74,4 @@ def inbox_sensor(context: dg.SensorEvaluationContext, settings: CurationSettings
 
 ALL_JOBS = [curation_job, calibration_job, evaluation_job]
 ALL_SCHEDULES = [recalibration_schedule]
-ALL_SENSORS = [inbox_sensor]
+ALL_SENSORS = [inbox_sensor, dead_run_sensor]
