@@ -60,12 +60,10 @@ class ProbeSettings:
     # Sized for a shared 2-core CPU (the probe must finish within ~30 min there); raise on a real machine.
     canaries_per_cell: int = 1  # canaries per (kind, duplication count)
     duplicates: tuple[int, ...] = DUPLICATES
-    # sample records that carry the canaries and form the training corpus; at least 59, so that the release
-    # gate's sampled residual audit (0 findings in n, one-sided 95% Clopper-Pearson) can get under 5%
-    host_docs: int = 60
-    heldout_docs: int = 20  # other sample records: held-out perplexity (never trained on)
+    host_docs: int = 20  # sample records that carry the canaries and form the training corpus
+    heldout_docs: int = 12  # other sample records: held-out perplexity (never trained on)
     candidates: int = 31  # random same-format candidates per canary for exposure
-    steps: int = 24  # optimizer steps per variant (about one pass over the corpus)
+    steps: int = 14  # optimizer steps per variant (about 1.5 passes over the corpus)
     batch_size: int = 4
     seq_len: int = 128
     learning_rate: float = 7e-4
