@@ -21,9 +21,11 @@ PARTITION_TAG = "dagster/partition"
 def batch_config(context, settings) -> CurationConfig:
     """The run's config for the batch being materialized (the run's partition; the configured batch_id
     when the run is not partitioned). Works for asset and asset-check contexts alike."""
+    from curation.batches import resolve
+
     config = settings.load()
     key = context.run.tags.get(PARTITION_TAG)
-    return config.for_batch(key) if key else config
+    return resolve(config, key) if key else config
 
 
 def as_metadata(summary: dict) -> dict:

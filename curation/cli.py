@@ -61,7 +61,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     tags = {FINGERPRINT_TAG: fingerprint} if fingerprint else None
     result = definitions.run_curation(settings, args.log_level, tags=tags)
     elapsed = time.perf_counter() - started
-    return report_run(result, config, elapsed)
+    code = report_run(result, config, elapsed)
+    interrupted = getattr(result, "interrupted_by", None)
+    return 128 + interrupted if interrupted else code
 
 
 def check_freshness(config, root: Path, force: bool) -> tuple[bool, str | None]:
