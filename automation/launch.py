@@ -173,8 +173,9 @@ def _stop(
         time.sleep(0.5)
         run = instance.get_run_by_id(run_id)
     if run is not None and not run.is_finished:
-        instance.report_run_failed(run, f"`curation run` received {name} and the run did not stop within "
-                                        f"{STOP_WAIT_SECONDS}s; marked failed")
+        instance.report_run_failed(
+            run, f"`curation run` received {name} and the run did not stop within {STOP_WAIT_SECONDS}s; marked failed"
+        )
         run = instance.get_run_by_id(run_id)
     status = run.status if run is not None else DagsterRunStatus.FAILURE
     echo(f"run {run_id} {status.value.lower()}")

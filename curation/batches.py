@@ -137,8 +137,11 @@ def calibration_is_current(config: CurationConfig, warehouse: Warehouse, model_k
         return False
     records = load_labeled(config.validation_path)
     calib, heldout = split_records(records, 1 - config.calibration.heldout_fraction, config.calibration.seed)
-    expected = {(r.id, sha256_text(r.text), split) for split, part in (("calibration", calib), ("heldout", heldout))
-                for r in part}
+    expected = {
+        (r.id, sha256_text(r.text), split)
+        for split, part in (("calibration", calib), ("heldout", heldout))
+        for r in part
+    }
     stored = set(warehouse.query("SELECT doc_id, sha256, split FROM validation_docs").iter_rows())
     if not expected or stored != expected:
         return False

@@ -3,7 +3,6 @@
 Heavy objects (the model, Presidio) are built once per process and shared by every asset of a run.
 """
 
-
 import functools
 import os
 import warnings
