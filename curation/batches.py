@@ -110,9 +110,9 @@ def resolve(config: CurationConfig, batch_id: str) -> CurationConfig:
         return config.for_batch(batch_id)
     except ConfigError as exc:
         raise ConfigError(
-            f"delivery batch {batch_id!r} is not registered in {config.warehouse_path} and is not the configured "
-            f"batch_id ({config.batch_id!r}) or an entry of the inbox folder {config.inbox_path}: run "
-            f"`curation run --batch-id {batch_id} --input PATH` once, or add {batch_id}.jsonl "
+            f"delivery batch {batch_id!r} is not registered in {config.warehouse_path.resolve()} and is not the "
+            f"configured batch_id ({config.batch_id!r}) or an entry of the inbox folder {config.inbox_path.resolve()}: "
+            f"run `curation run --batch-id {batch_id} --input PATH` once, or add {batch_id}.jsonl "
             f"(or .parquet/.csv, or a folder {batch_id}/) to that folder"
         ) from exc
 
