@@ -29,6 +29,10 @@ def to_check_result(
     metadata.update(as_metadata(rest))
     if digest != UPSTREAM:
         metadata["content_digest"] = digest[:16]
+    verdict = "passed" if result.passed else "FAILED"
+    line = f"gate {result.name} {verdict}: {explanation['reason'] or 'no reason given'} (measured: "
+    line += f"{explanation['measured'] or 'n/a'}; limit: {explanation['limit'] or 'n/a'})"
+    (context.log.info if result.passed else context.log.error)(line)
     if not result.passed and severity == dg.AssetCheckSeverity.ERROR:
         mark_release_blocked(context, {result.name: explanation["reason"] or "failed"})
     return dg.AssetCheckResult(
