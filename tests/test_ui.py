@@ -119,7 +119,7 @@ def ui(deliveries):
     """`dagster dev` (webserver + daemon) on a free port, serving the workspace the CLI launched into."""
     root, env = deliveries
     port = _free_port()
-    log = open(root / "dagster-dev.log", "w")  # noqa: SIM115 - closed below, after the process
+    log = open(root / "dagster-dev.log", "w")
     proc = subprocess.Popen(
         [str(BIN / "dagster"), "dev", "-w", str(ROOT / "workspace.yaml"), "-h", "127.0.0.1", "-p", str(port)],
         cwd=ROOT,
@@ -248,8 +248,11 @@ def test_cli_runs_failed_gate_blocked_release_and_relaunch_in_the_browser(ui):
           __typename ... on LaunchRunSuccess { run { runId } } ... on PythonError { message } } }""",
         {
             "params": {
-                "selector": {"repositoryLocationName": "curation", "repositoryName": "__repository__",
-                             "jobName": "curation_job"},
+                "selector": {
+                    "repositoryLocationName": "curation",
+                    "repositoryName": "__repository__",
+                    "jobName": "curation_job",
+                },
                 "executionMetadata": {"tags": [{"key": "dagster/partition", "value": "strict"}]},
             }
         },
@@ -257,7 +260,8 @@ def test_cli_runs_failed_gate_blocked_release_and_relaunch_in_the_browser(ui):
     assert launched["__typename"] == "LaunchRunSuccess", launched
     assert _wait_for(port, launched["run"]["runId"]) == "FAILURE"
     relaunched = [
-        e for e in _check_executions(port, "mask_spans", "masked_fraction_budget")
+        e
+        for e in _check_executions(port, "mask_spans", "masked_fraction_budget")
         if e["runId"] == launched["run"]["runId"]
     ]
     assert relaunched and relaunched[0]["status"] == "FAILED"
