@@ -105,7 +105,8 @@ def report_run(result, config, elapsed: float) -> int:
                 release_path = mat.metadata["path"].value
         elif event.event_type_value == "ASSET_CHECK_EVALUATION":
             ev = event.event_specific_data
-            print(f"  check {ev.asset_check_key.name:<26} {'PASSED' if ev.passed else 'FAILED'}")
+            why = f": {ev.description}" if not ev.passed and getattr(ev, "description", None) else ""
+            print(f"  check {ev.asset_check_key.name:<26} {'PASSED' if ev.passed else 'FAILED'}{why}")
         elif event.event_type_value in ("STEP_FAILURE", "STEP_SKIPPED"):
             print(f"  {event.event_type_value.lower().replace('_', ' ')}: {event.step_key}")
     counts = Warehouse(config.warehouse_path).row_counts()
