@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import dagster as dg
 from dagster._core.definitions.selector import JobSubsetSelector
@@ -50,7 +51,7 @@ def daemon_serves_queue(instance: dg.DagsterInstance) -> bool:
     return beat is not None and time.time() - beat.timestamp < DAEMON_FRESH_SECONDS
 
 
-def _remote_job(request, job_name: str, asset_selection: Iterable[dg.AssetKey] | None) -> RemoteJob:
+def _remote_job(request, job_name: str, asset_selection: Iterable[dg.AssetKey] | None) -> tuple[RemoteJob, Any, Any]:
     location = request.get_code_location(LOCATION)
     repositories = list(location.get_repositories().values())
     if len(repositories) != 1:
@@ -79,6 +80,35 @@ def launch_and_wait(
     echo: Callable[[str], None] = print,
 ) -> LaunchedRun:
     """Create the run from the remote job, submit it, stream its log and wait until it ends."""
+    received: list[int] = []  # SIGINT/SIGTERM from here on end the run cleanly (see `_stop`)
+
+    def on_signal(signum, _frame):
+        received.append(signum)
+
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        return _launch_and_wait(
+            instance,
+            workspace_file,
+            job_name,
+            partition_key,
+            run_config,
+            tags,
+            asset_selection,
+            log_level,
+            echo,
+            received,
+        )
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
+def _launch_and_wait(
+    instance, workspace_file, job_name, partition_key, run_config, tags, asset_selection, log_level, echo, received
+) -> LaunchedRun:
+    if received:
+        raise SystemExit(128 + received[0])
     run_tags = {**tags, **({"dagster/partition": partition_key} if partition_key else {})}
     with WorkspaceProcessContext(
         instance, WorkspaceFileTarget(paths=[str(workspace_file)]), version=dg.__version__
@@ -111,6 +141,9 @@ def launch_and_wait(
             asset_check_selection=None,
             asset_graph=repo.asset_graph,
         )
+        if received:  # interrupted before the launch: the run never starts
+            instance.report_run_canceled(run, f"`curation run` received {signal.Signals(received[0]).name}")
+            return LaunchedRun(run.run_id, DagsterRunStatus.CANCELED, [], received[0])
         queued = daemon_serves_queue(instance)
         if queued:
             instance.submit_run(run.run_id, request)
@@ -121,40 +154,32 @@ def launch_and_wait(
         # A run this process launched writes its console log to this terminal already (the code server's
         # output is ours); a queued run's worker belongs to the daemon, so its log is echoed from the events.
         min_level = LEVELS.get(log_level, 20) if queued else None
-        return _wait(instance, run.run_id, min_level, echo)
+        return _wait(instance, run.run_id, min_level, echo, received)
 
 
-def _wait(instance: dg.DagsterInstance, run_id: str, min_level: int | None, echo: Callable[[str], None]) -> LaunchedRun:
+def _wait(
+    instance: dg.DagsterInstance, run_id: str, min_level: int | None, echo: Callable[[str], None], received: list[int]
+) -> LaunchedRun:
     """Stream the run's log until it ends; the first SIGINT/SIGTERM cancels it (see `_stop`)."""
-    received: list[int] = []
-
-    def on_signal(signum, _frame):
-        received.append(signum)
-
-    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     events: list[DagsterEvent] = []
     cursor = None
-    try:
-        while True:
-            connection = instance.get_records_for_run(run_id, cursor=cursor)
-            cursor = connection.cursor
-            for record in connection.records:
-                entry = record.event_log_entry
-                if entry.dagster_event is not None:
-                    events.append(entry.dagster_event)
-                if min_level is not None and entry.level >= min_level and entry.user_message:
-                    where = f" {entry.step_key}" if entry.step_key else ""
-                    echo(f"  [{logging.getLevelName(entry.level)}{where}] {entry.user_message}")
-            run = instance.get_run_by_id(run_id)
-            if run is not None and run.is_finished and not connection.has_more:
-                return LaunchedRun(run_id, run.status, events, received[0] if received else None)
-            if received:
-                return _stop(instance, run_id, received[0], events, echo)
-            if not connection.has_more:
-                time.sleep(0.5)
-    finally:
-        for s, handler in previous.items():
-            signal.signal(s, handler)
+    while True:
+        connection = instance.get_records_for_run(run_id, cursor=cursor)
+        cursor = connection.cursor
+        for record in connection.records:
+            entry = record.event_log_entry
+            if entry.dagster_event is not None:
+                events.append(entry.dagster_event)
+            if min_level is not None and entry.level >= min_level and entry.user_message:
+                where = f" {entry.step_key}" if entry.step_key else ""
+                echo(f"  [{logging.getLevelName(entry.level)}{where}] {entry.user_message}")
+        run = instance.get_run_by_id(run_id)
+        if run is not None and run.is_finished and not connection.has_more:
+            return LaunchedRun(run_id, run.status, events, received[0] if received else None)
+        if received:
+            return _stop(instance, run_id, received[0], events, echo)
+        if not connection.has_more:
+            time.sleep(0.5)
 
 
 def _stop(
