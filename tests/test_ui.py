@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -142,8 +143,12 @@ def ui(deliveries):
             time.sleep(2)
         yield port, root
     finally:
-        os.killpg(proc.pid, 15)  # its own session: the webserver, the daemon and their code servers
-        proc.wait(timeout=60)
+        os.killpg(proc.pid, signal.SIGTERM)  # its own session: the webserver, the daemon, their code servers
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:  # a loaded machine can take minutes to stop them all
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=30)
         log.close()
 
 
