@@ -27,6 +27,7 @@ def test_sigterm_on_curation_run_ends_the_launched_run(tiny_project, tmp_path):
     home.mkdir()
     (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n", encoding="utf-8")
     env = {**os.environ, "DAGSTER_HOME": str(home), "HF_HUB_OFFLINE": "1", "TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS": ""}
+    env["PYTHONUNBUFFERED"] = "1"  # its "run ... launched" line must reach the pipe when printed
     proc = subprocess.Popen(
         [str(Path(sys.executable).parent / "curation"), "run", "--config", str(project / "curation.yaml")],
         cwd=ROOT,
