@@ -13,6 +13,7 @@ import dagster as dg
 from assets import ALL_ASSETS
 from assets._common import DELIVERY_BATCHES, DELIVERY_GROUP
 from automation import ALL_JOBS, ALL_SCHEDULES, ALL_SENSORS
+from automation.run_recovery import reclaim_dead_runs
 from checks import ALL_CHECKS
 from resources import build_resources
 
@@ -49,6 +50,7 @@ def run_curation(settings, log_level: str = "INFO", instance=None, tags: dict[st
         "resources": {"settings": {"config": settings_overrides(settings)}},
     }
     if instance is not None and instance.is_ephemeral:
+        reclaim_dead_runs(instance)
         _add_partition(instance, config.batch_id)
         return defs.resolve_job_def("curation_job").execute_in_process(
             instance=instance,
@@ -62,9 +64,8 @@ def run_curation(settings, log_level: str = "INFO", instance=None, tags: dict[st
     from automation.launch import launch_and_wait
 
     with _instance_for_cli(instance) as active:
+        reclaim_dead_runs(active)  # a killed earlier run must not hold the model pool slot forever
         _add_partition(active, config.batch_id)
-        # issue 13's dead-run sweep (runs whose process died -> failed, pool slots freed) belongs here,
-        # before the launch, so a crashed earlier run never holds the slots this run needs.
         return launch_and_wait(
             active,
             WORKSPACE_FILE,

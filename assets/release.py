@@ -125,7 +125,7 @@ def gate_table(status: dict[str, dict]) -> str:
     automation_condition=RELEASE_AUTOMATION,
 )
 def release(
-    context: dg.AssetExecutionContext, settings: CurationSettings, reference_model: ReferenceModel
+    context: dg.AssetExecutionContext, settings: CurationSettings, reference_model: ReferenceModel, key_vault: KeyVault
 ) -> dg.MaterializeResult:
     """Parquet shards + card + manifest (sha256 per file, counts, config, versions, every gate result),
     written atomically to `releases/<release_id>/`. Refuses unless every gate passed for this exact text."""
@@ -183,7 +183,10 @@ def release(
         "versions": {"model_key": model_key},
         "gates": status,
     }
-    path = write_release(config.releases_path, release_id, tables, card, manifest_extra, extra_files=plots)
+    signing_key = key_vault.key()  # signs the manifest; only its id is written into the release
+    path = write_release(
+        config.releases_path, release_id, tables, card, manifest_extra, extra_files=plots, signing_key=signing_key
+    )
     warehouse.append(
         "deliveries",
         pl.DataFrame(
@@ -209,5 +212,6 @@ def release(
             "rows": dg.MetadataValue.md(markdown_table([{"table": k, "rows": v.height} for k, v in tables.items()])),
             "gates_passed": len(status),
             "gates": dg.MetadataValue.md(gate_table(status)),
+            "signed_with_key_id": signing_key.key_id,
         }
     )

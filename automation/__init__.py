@@ -6,6 +6,7 @@
   new labeled data (or a new model / detector version) reaches the thresholds.
 - `inbox_sensor`: one partition, one batch-registry entry and one run per new, complete batch in the inbox.
 - `default_automation_condition_sensor`: releases a batch once its blocking gates pass (on by default).
+- `dead_run_sensor`: runs whose process is gone are marked failed and give back their pool slots.
 """
 
 import time
@@ -14,6 +15,7 @@ import dagster as dg
 
 from assets import ALL_ASSETS
 from assets._common import CALIBRATION_GROUP, DELIVERY_BATCHES
+from automation.run_recovery import dead_run_sensor
 from curation.batches import register, source_for
 from curation.inbox import scan_inbox
 from resources import CurationSettings
@@ -80,4 +82,4 @@ release_automation_sensor = dg.AutomationConditionSensorDefinition(
 
 ALL_JOBS = [curation_job, calibration_job]
 ALL_SCHEDULES = [recalibration_schedule]
-ALL_SENSORS = [inbox_sensor, release_automation_sensor]
+ALL_SENSORS = [inbox_sensor, release_automation_sensor, dead_run_sensor]

@@ -198,6 +198,8 @@ def _convention(info: CardInfo) -> str:
         f"{fence}yaml\n{text}\n{fence}\n\n"
         f"- {SURROGATE_KEY_NOTE[0].upper()}{SURROGATE_KEY_NOTE[1:]}.\n"
         f"- The surrogate map (vault) is not part of this release; {key}.\n"
+        "- `manifest.json` is signed (HMAC-SHA256) under a key derived from that key, which is never part of "
+        "the release: `curation audit` with the key verifies that no file or checksum was changed.\n"
     )
 
 

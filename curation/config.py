@@ -192,7 +192,10 @@ def config_from_dict(data: dict[str, Any], where: str = "<dict>") -> CurationCon
     kwargs: dict[str, Any] = {}
     for key, value in data.items():
         if key not in top_fields:
-            raise ConfigError(f"{where}: unknown setting {key!r}; known settings: {sorted(top_fields)}")
+            raise ConfigError(
+                f"{where}: unknown setting {key!r}{_did_you_mean(key, top_fields)}; known settings: "
+                f"{sorted(top_fields)}"
+            )
         if key in _SECTIONS:
             kwargs[key] = _section(_SECTIONS[key], value, f"{where}: {key}")
         else:
@@ -210,7 +213,8 @@ def _section(cls: type, value: Any, where: str) -> Any:
     names = {f.name: f for f in dataclasses.fields(cls)}
     unknown = set(value) - set(names)
     if unknown:
-        raise ConfigError(f"{where}: unknown key(s) {sorted(unknown)}; allowed: {sorted(names)}")
+        guess = _did_you_mean(sorted(unknown)[0], set(names))
+        raise ConfigError(f"{where}: unknown key(s) {sorted(unknown)}{guess}; allowed: {sorted(names)}")
     cleaned = {k: tuple(v) if isinstance(v, list) else v for k, v in value.items()}
     try:
         return cls(**cleaned)
@@ -237,6 +241,16 @@ def _check(config: CurationConfig, where: str) -> None:
         problems.append("release.views must be a non-empty subset of ['surrogate', 'redacted']")
     gates = config.gates
     if not 0 <= gates.masked_fraction_min < gates.masked_fraction_max <= 1:
-        problems.append("gates: need 0 <= masked_fraction_min < masked_fraction_max <= 1")
+        problems.append(
+            "gates: need 0 <= masked_fraction_min < masked_fraction_max <= 1, got "
+            f"masked_fraction_min={gates.masked_fraction_min}, masked_fraction_max={gates.masked_fraction_max}"
+        )
     if problems:
         raise ConfigError(f"{where}: " + "; ".join(problems))
+
+
+def _did_you_mean(name: str, known: set[str]) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(name, sorted(known), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""

@@ -226,10 +226,11 @@ def test_audit_command_reverifies_and_detects_tampering(e2e, tmp_path):
     _, config = e2e
     copy = tmp_path / "release"
     shutil.copytree(_release_dir(config), copy)
-    assert main(["audit", str(copy)]) == 0
+    key = ["--config", str(Path(config.base_dir) / "curation.yaml")]
+    assert main(["audit", str(copy), *key]) == 0
     card = copy / "README.md"
     card.write_text(card.read_text() + "\nedited after release\n")
-    assert main(["audit", str(copy)]) == 1
+    assert main(["audit", str(copy), *key]) == 1
 
 
 def test_release_loads_with_hf_datasets(e2e, tmp_path, monkeypatch):
