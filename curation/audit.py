@@ -391,6 +391,22 @@ def sampled_residual_audit(
         return ResidualAudit(0, 0, 0, 0.0, 1.0, budget, confidence, allow_empty, method, reason)
     sample = random.Random(seed).sample(population, min(sample_size, len(population)))
     found = sum(1 for doc_id in sample if has_residual(doc_id))
+    if len(sample) == len(population):
+        # A batch no larger than the sample is audited in full: its residual rate is measured, not estimated,
+        # so the decision is on the rate itself. (A confidence bound on a census would fail every clean batch
+        # under ~3/budget documents: 0 of 20 gives a 95% Clopper-Pearson bound of 0.139.)
+        rate = found / len(population)
+        passed = rate <= budget
+        method = (
+            f"all {len(population)} documents audited (the batch is no larger than the sample size {sample_size}); "
+            "the residual rate is measured exactly, no sampling bound"
+        )
+        reason = (
+            f"all documents audited: {found} of {len(population)} with a residual, rate {rate:.4f} "
+            f"{'within' if passed else 'over'} budget {budget:.4f}"
+        )
+        counts = (len(population), len(sample), found, rate)
+        return ResidualAudit(*counts, rate, budget, confidence, passed, method, reason)
     bound_value = upper(found, len(sample), confidence)
     passed = bound_value <= budget
     method = (

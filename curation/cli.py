@@ -61,7 +61,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     tags = {FINGERPRINT_TAG: fingerprint} if fingerprint else None
     result = definitions.run_curation(settings, args.log_level, tags=tags)
     elapsed = time.perf_counter() - started
-    return report_run(result, config, elapsed)
+    code = report_run(result, config, elapsed)
+    interrupted = getattr(result, "interrupted_by", None)
+    return 128 + interrupted if interrupted else code
 
 
 def check_freshness(config, root: Path, force: bool) -> tuple[bool, str | None]:
@@ -105,7 +107,8 @@ def report_run(result, config, elapsed: float) -> int:
                 release_path = mat.metadata["path"].value
         elif event.event_type_value == "ASSET_CHECK_EVALUATION":
             ev = event.event_specific_data
-            print(f"  check {ev.asset_check_key.name:<26} {'PASSED' if ev.passed else 'FAILED'}")
+            why = f": {ev.description}" if not ev.passed and getattr(ev, "description", None) else ""
+            print(f"  check {ev.asset_check_key.name:<26} {'PASSED' if ev.passed else 'FAILED'}{why}")
         elif event.event_type_value in ("STEP_FAILURE", "STEP_SKIPPED"):
             print(f"  {event.event_type_value.lower().replace('_', ' ')}: {event.step_key}")
     counts = Warehouse(config.warehouse_path).row_counts()

@@ -140,7 +140,8 @@ class CurationConfig:
         if found is None:
             raise ConfigError(
                 f"delivery batch {batch_id!r} is neither the configured batch_id ({self.batch_id!r}) nor an entry of "
-                f"the inbox {self.inbox_path}: add {batch_id}.jsonl (or .parquet/.csv, or a folder {batch_id}/) there"
+                f"the inbox folder {self.inbox_path.resolve()}: add {batch_id}.jsonl (or .parquet/.csv, or a folder "
+                f"{batch_id}/) there"
             )
         return dataclasses.replace(self, batch_id=batch_id, input=str(found.resolve()))
 

@@ -264,4 +264,7 @@ CREATE TABLE IF NOT EXISTS stage_summaries (
 CREATE TABLE IF NOT EXISTS gate_results (
     batch_id VARCHAR, content_digest VARCHAR, check_name VARCHAR, passed BOOLEAN, detail VARCHAR,
     run_id VARCHAR, created_at TIMESTAMP);
+CREATE TABLE IF NOT EXISTS delivery_batches (
+    batch_id VARCHAR, input VARCHAR, config_path VARCHAR, base_dir VARCHAR, input_digest VARCHAR,
+    config_digest VARCHAR, origin VARCHAR, registered_at TIMESTAMP);
 """
