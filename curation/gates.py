@@ -105,7 +105,7 @@ def original_values(warehouse: Warehouse, batch_id: str) -> list[tuple[str, str]
         'SELECT m.label, substr(d.text, m."start" + 1, m."end" - m."start") AS value FROM mask_spans m '
         "JOIN documents d USING (doc_id) WHERE m.batch_id = ? AND d.batch_id = ? "
         'UNION SELECT g.label, substr(d.text, g."start" + 1, g."end" - g."start") FROM gold_spans g '
-        "JOIN documents d USING (doc_id) WHERE g.dataset = 'corpus' AND d.batch_id = ?",
+        "JOIN documents d USING (doc_id, batch_id) WHERE g.dataset = 'corpus' AND d.batch_id = ?",
         [batch_id, batch_id, batch_id],
     )
     return list(frame.iter_rows())
@@ -289,20 +289,39 @@ def score_drift(warehouse: Warehouse, config: CurationConfig, model_key: str) ->
     return GateResult(SCORE_DRIFT, passed, detail)
 
 
-def surrogate_consistency(vault, key: bytes, batch_originals: list[tuple[str, str]]) -> GateResult:
-    """One surrogate per (scope, type, value); no surrogate equals an original value of the batch."""
-    from curation.vault import hmac_value
+def surrogate_consistency(
+    vault, key: bytes, batch_originals: list[tuple[str, str]], batch_id: str | None = None, replacements: int = 0
+) -> GateResult:
+    """One surrogate per (scope, type, value); no surrogate equals an original value of the batch.
 
-    records = list(vault.records())
-    keys = [(r.scope_id, r.entity_type, r.value_hmac) for r in records]
-    duplicates = len(keys) - len(set(keys))
+    With ``batch_id`` the batch is judged by itself: the surrogates its own text uses (the vault's
+    ``batch_surrogates``), against its own originals; other batches' mappings are not its business. A
+    value's spellings ("Dana", "DANA", "Ms. Dana") agree when their surrogates normalize alike.
+    ``replacements`` (spans the batch's text replaced) > 0 with no recorded surrogate is no evidence: fail.
+    """
+    from curation.vault import hmac_value, normalize_value
+
+    records = list(vault.records()) if batch_id is None else vault.batch_records(batch_id)
+    rendered: dict[tuple[str, str, str], set[str]] = {}
+    for r in records:
+        rendered.setdefault((r.scope_id, r.entity_type, r.value_hmac), set()).add(
+            normalize_value(r.entity_type, r.surrogate)
+        )
+    conflicting = sum(1 for texts in rendered.values() if len(texts) > 1)
     originals = {hmac_value(key, value, label) for label, value in batch_originals}
     reused = sum(1 for r in records if hmac_value(key, r.surrogate, r.entity_type) in originals)
-    return GateResult(
-        SURROGATE_CONSISTENCY,
-        passed=duplicates == 0 and reused == 0,
-        detail={"vault_records": len(records), "conflicting_mappings": duplicates, "originals_reused": reused},
-    )
+    missing = batch_id is not None and replacements > 0 and not records
+    detail = {
+        "scope": "batch" if batch_id is not None else "vault",
+        "vault_records": len(records),
+        "values": len(rendered),
+        "scopes": len({r.scope_id for r in records}),
+        "conflicting_mappings": conflicting,
+        "originals_reused": reused,
+    }
+    if missing:
+        detail["reason"] = f"{replacements} replacements but no surrogate records of this batch in the vault"
+    return GateResult(SURROGATE_CONSISTENCY, passed=conflicting == 0 and reused == 0 and not missing, detail=detail)
 
 
 def record_gate(warehouse: Warehouse, batch_id: str, digest: str, result: GateResult, run_id: str) -> None:

@@ -34,6 +34,7 @@ from curation.labeled import load_labeled, split_records
 from curation.masking import combine, propagate_duplicates, redact, surprise_spans
 from curation.scoring import ReferenceScorer
 from curation.spans import Span, char_mask, merge
+from curation.vault import public_id
 from curation.warehouse import (
     CALIBRATION_BATCH,
     Warehouse,
@@ -62,13 +63,8 @@ def ingest_stage(config: CurationConfig, warehouse: Warehouse) -> dict:
     warehouse.replace("documents", result.documents, "batch_id = ?", batch)
     quarantine = result.quarantine.with_columns(pl.lit(config.batch_id).alias("batch_id"))
     warehouse.replace("quarantine", quarantine, "batch_id = ?", batch)
-    gold = result.gold_spans.with_columns(pl.lit(CORPUS).alias("dataset"))
-    warehouse.replace(
-        "gold_spans",
-        gold,
-        "dataset = ? AND doc_id IN (SELECT doc_id FROM documents WHERE batch_id = ?)",
-        [CORPUS, config.batch_id],
-    )
+    gold = result.gold_spans.with_columns(pl.lit(CORPUS).alias("dataset"), pl.lit(config.batch_id).alias("batch_id"))
+    warehouse.replace("gold_spans", gold, "dataset = ? AND batch_id = ?", [CORPUS, config.batch_id])
     reasons = quarantine.group_by(pl.col("reason").str.split(";").list.first()).len() if quarantine.height else None
     return {
         "records_in": result.n_input,
@@ -89,11 +85,11 @@ def validation_stage(config: CurationConfig, warehouse: Warehouse) -> dict:
     for split, part in (("calibration", calib), ("heldout", heldout)):
         for r in part:
             rows.append((VALIDATION, r.id, r.scope_id or r.id, r.kind, r.text, sha256_text(r.text), len(r.text), split))
-            gold.extend((VALIDATION, r.id, s.start, s.end, s.label) for s in r.spans)
+            gold.extend((VALIDATION, CALIBRATION_BATCH, r.id, s.start, s.end, s.label) for s in r.spans)
     docs = pl.DataFrame(
         rows, schema=["dataset", "doc_id", "scope_id", "kind", "text", "sha256", "n_chars", "split"], orient="row"
     )
-    spans = pl.DataFrame(gold, schema=["dataset", "doc_id", "start", "end", "label"], orient="row")
+    spans = pl.DataFrame(gold, schema=["dataset", "batch_id", "doc_id", "start", "end", "label"], orient="row")
     warehouse.replace("validation_docs", docs, "dataset = ?", [VALIDATION])
     warehouse.replace("gold_spans", spans, "dataset = ?", [VALIDATION])
     return {
@@ -190,8 +186,9 @@ def load_scored_docs(
             [batch_id],
         )
     scores = load_token_scores(warehouse, model_key, docs["sha256"].to_list())
-    gold = spans_by_doc(warehouse, "gold_spans", dataset, docs["doc_id"].to_list())
-    detected = spans_by_doc(warehouse, "detector_spans", dataset, docs["doc_id"].to_list())
+    owner = CALIBRATION_BATCH if dataset == VALIDATION else batch_id
+    gold = spans_by_doc(warehouse, "gold_spans", dataset, docs["doc_id"].to_list(), owner)
+    detected = spans_by_doc(warehouse, "detector_spans", dataset, docs["doc_id"].to_list(), owner)
     out = []
     for row in docs.iter_rows(named=True):
         if row["sha256"] not in scores:
@@ -209,13 +206,17 @@ def load_scored_docs(
     return out
 
 
-def spans_by_doc(warehouse: Warehouse, table: str, dataset: str, doc_ids: Sequence[str]) -> dict[str, list[Span]]:
+def spans_by_doc(
+    warehouse: Warehouse, table: str, dataset: str, doc_ids: Sequence[str], batch_id: str
+) -> dict[str, list[Span]]:
+    """Spans of one batch's documents (CALIBRATION_BATCH for the validation set), by doc id."""
     with warehouse.connect() as con:
         con.register("_ids", pl.DataFrame({"doc_id": list(doc_ids)}, schema={"doc_id": pl.String}).to_arrow())
         cols = '"start", "end", label' + (", score, source" if table == "detector_spans" else "")
         frame = con.execute(
-            f'SELECT doc_id, {cols} FROM {table} JOIN _ids USING (doc_id) WHERE dataset = ? ORDER BY doc_id, "start"',
-            [dataset],
+            f"SELECT doc_id, {cols} FROM {table} JOIN _ids USING (doc_id) WHERE dataset = ? AND batch_id = ? "
+            'ORDER BY doc_id, "start"',
+            [dataset, batch_id],
         ).pl()
     out: dict[str, list[Span]] = {}
     for row in frame.iter_rows(named=True):
@@ -297,32 +298,35 @@ def detect_stage(
     }
     for dataset in datasets:
         sql, params = sources[dataset]
+        owner = CALIBRATION_BATCH if dataset == VALIDATION else config.batch_id
         docs = warehouse.query(sql, params)
         done = warehouse.query(
-            "SELECT doc_id, sha256 FROM detector_runs WHERE dataset = ? AND detector_key = ?", [dataset, key]
+            "SELECT doc_id, sha256 FROM detector_runs WHERE dataset = ? AND batch_id = ? AND detector_key = ?",
+            [dataset, owner, key],
         )
         todo = docs.join(done, on=["doc_id", "sha256"], how="anti")
         started = time.perf_counter()
         found = suite.detect(todo["text"].to_list(), todo["kind"].to_list()) if todo.height else []
         rows = [
-            (dataset, doc_id, s.start, s.end, s.label, s.score, s.source)
+            (dataset, owner, doc_id, s.start, s.end, s.label, s.score, s.source)
             for doc_id, spans in zip(todo["doc_id"].to_list(), found, strict=True)
             for s in spans
         ]
         frame = pl.DataFrame(
-            rows, schema=["dataset", "doc_id", "start", "end", "label", "score", "source"], orient="row"
+            rows,
+            schema=["dataset", "batch_id", "doc_id", "start", "end", "label", "score", "source"],
+            orient="row",
         )
         runs = todo.select("doc_id", "sha256").with_columns(
-            pl.lit(dataset).alias("dataset"), pl.lit(key).alias("detector_key")
+            pl.lit(dataset).alias("dataset"), pl.lit(owner).alias("batch_id"), pl.lit(key).alias("detector_key")
         )
         with warehouse.transaction() as con:
             con.register("_ids", todo.select("doc_id").to_arrow())
-            con.execute(
-                "DELETE FROM detector_spans WHERE dataset = ? AND doc_id IN (SELECT doc_id FROM _ids)", [dataset]
-            )
-            con.execute(
-                "DELETE FROM detector_runs WHERE dataset = ? AND doc_id IN (SELECT doc_id FROM _ids)", [dataset]
-            )
+            for table in ("detector_spans", "detector_runs"):
+                con.execute(
+                    f"DELETE FROM {table} WHERE dataset = ? AND batch_id = ? AND doc_id IN (SELECT doc_id FROM _ids)",
+                    [dataset, owner],
+                )
             insert_frame(con, "detector_spans", frame)
             insert_frame(con, "detector_runs", runs)
             con.unregister("_ids")
@@ -673,11 +677,14 @@ def surrogate_stage(config: CurationConfig, warehouse: Warehouse, engine, vault,
     )
     warehouse.replace("rewrite_chunks", chunks, "batch_id = ?", [config.batch_id])
     stored = vault.upsert(engine.records())
+    batch_records = vault.replace_batch_records(config.batch_id, engine.batch_records())
     vault.replace_audit_copy(config.batch_id, audit_rows)  # reviewers' indexed-tag copy, vault only
+    vault.replace_release_ids(config.batch_id, release_id_map(engine, config.batch_id, docs), engine.key_id)
     return {
         "documents": docs.height,
         **summary,
         "vault_records": stored,
+        "batch_surrogate_records": batch_records,
         "audit_copy_documents": len(audit_rows),
         "key_id": engine.key_id,
     }
@@ -794,12 +801,45 @@ def card_info(
         limitations=limitations,
         contact=config.release.contact,
         # the views the release ships, so the card's `configs:` lets `datasets` load the folder as is
-        tables={name: frame.height for name, frame in release_tables(config, warehouse).items()},
+        tables={name: frame.height for name, frame in internal_release_tables(config, warehouse).items()},
     )
 
 
+RELEASE_ID_COLUMNS = {"doc_id": "doc", "scope_id": "scope"}
+
+
+def release_id_map(engine, batch_id: str, docs: pl.DataFrame) -> list[tuple[str, str, str]]:
+    """(id kind, original id, public id) of every doc and scope id of the batch (kept in the vault)."""
+    return [
+        (column, original, engine.public_id(batch_id, column, original, prefix))
+        for column, prefix in RELEASE_ID_COLUMNS.items()
+        for original in sorted(set(docs[column].drop_nulls().to_list()))
+    ]
+
+
+def rekey_ids(frame: pl.DataFrame, key: bytes, batch_id: str) -> pl.DataFrame:
+    """Replace record and scope ids by their public ids (an id may itself be private: an email, a
+    ticket number), ordered by the public id so the original order does not show either."""
+    out = frame
+    for column, prefix in RELEASE_ID_COLUMNS.items():
+        if column in out.columns:
+            mapping = {v: public_id(key, batch_id, column, v, prefix) for v in out[column].drop_nulls().unique()}
+            out = out.with_columns(pl.col(column).replace_strict(mapping, default=None, return_dtype=pl.String))
+    return out.sort("doc_id") if "doc_id" in out.columns else out
+
+
 def release_tables(config: CurationConfig, warehouse: Warehouse) -> dict[str, pl.DataFrame]:
-    """The tables a release ships: the configured views, never the vault or raw text by default."""
+    """The tables a release ships: the configured views with public ids (:func:`rekey_ids`, the run's
+    HMAC key), never the vault or raw text by default."""
+    from curation.vault import configured_key
+
+    key = configured_key(config).key
+    tables = internal_release_tables(config, warehouse)
+    return {name: rekey_ids(frame, key, config.batch_id) for name, frame in tables.items()}
+
+
+def internal_release_tables(config: CurationConfig, warehouse: Warehouse) -> dict[str, pl.DataFrame]:
+    """The release tables with the warehouse's own ids (what the gates judged)."""
     batch = [config.batch_id]
     tables = {}
     if "surrogate" in config.release.views:
