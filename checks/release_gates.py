@@ -91,3 +91,17 @@ def surrogate_consistency(
             replacements=int(replacements),
         )
     return to_check_result(context, warehouse, config.batch_id, result, digest)
+
+
+@dg.asset_check(asset="surrogate_view", name=gates.RESIDUAL_INDEPENDENT_AUDIT, blocking=True)
+@one_connection
+def residual_independent_audit(
+    context: dg.AssetCheckExecutionContext, settings: CurationSettings, reference_model: ReferenceModel
+) -> dg.AssetCheckResult:
+    """A signal independent of the detectors that made the masks: no word of a masked or supplied person's
+    name is left in the release text of its scope (blocking); surprise at a recall-oriented threshold over
+    the released characters, against its rate on clean text (reported, advisory)."""
+    config, warehouse = batch_config(context, settings), settings.warehouse()
+    digest = gates.content_digest(warehouse, config.batch_id)
+    result = gates.residual_independent_audit(warehouse, config, reference_model.scorer().model_key)
+    return to_check_result(context, warehouse, config.batch_id, result, digest)

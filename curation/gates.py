@@ -24,6 +24,7 @@ from curation.warehouse import Warehouse
 
 RESIDUAL_LEAK_SCAN = "residual_leak_scan"
 RESIDUAL_DETECTOR_AUDIT = "residual_detector_audit"
+RESIDUAL_INDEPENDENT_AUDIT = "residual_independent_audit"
 MASKED_FRACTION_BUDGET = "masked_fraction_budget"
 CALIBRATION_HEALTH = "calibration_health"
 SURROGATE_CONSISTENCY = "surrogate_consistency"
@@ -33,7 +34,7 @@ MASK_SPAN_CONTRACT = "mask_span_contract"
 TOKEN_SCORE_CONTRACT = "token_score_contract"
 
 # Gates recorded against the release text; the release asset refuses to ship without all of them.
-RELEASE_GATES = (RESIDUAL_LEAK_SCAN, RESIDUAL_DETECTOR_AUDIT, SURROGATE_CONSISTENCY)
+RELEASE_GATES = (RESIDUAL_LEAK_SCAN, RESIDUAL_DETECTOR_AUDIT, SURROGATE_CONSISTENCY, RESIDUAL_INDEPENDENT_AUDIT)
 # Every blocking gate a release needs a passed result of (release-text gates + upstream gates).
 REQUIRED_GATES = (
     *RELEASE_GATES,
@@ -187,6 +188,23 @@ def residual_detector_audit(
     detail["residual_spans_by_label"] = labels
     detail["audit_config"] = audit_config
     return GateResult(RESIDUAL_DETECTOR_AUDIT, bool(audit.passed), detail)
+
+
+def residual_independent_audit(warehouse: Warehouse, config: CurationConfig, model_key: str) -> GateResult:
+    """A second, independent residual signal (`curation.residual_signals`): the name-variant scan of every
+    person of the batch over the release text decides; surprise at a recall-oriented threshold is reported
+    beside it, advisory. No release text to scan is no evidence: failed."""
+    from curation.residual_signals import name_variant_scan, surprise_residual_signal
+
+    names = name_variant_scan(config, warehouse)
+    surprise = surprise_residual_signal(config, warehouse, model_key)
+    detail = {
+        "decided_by": "name_variant_scan",
+        "name_variant_scan": {k: v for k, v in names.items() if k not in ("passed", "reason")},
+        "surprise_signal": surprise,
+        "reason": names["reason"] or ("" if names["passed"] else f"{names['leaked_name_words']} name words left"),
+    }
+    return GateResult(RESIDUAL_INDEPENDENT_AUDIT, bool(names["passed"]), detail)
 
 
 def masked_fraction_budget(warehouse: Warehouse, config: CurationConfig) -> GateResult:

@@ -29,6 +29,7 @@ from curation.calibration import (
 )
 from curation.card import CardInfo
 from curation.config import CurationConfig, DetectorSettings
+from curation.identities import IdentityReport, mask_name_variants
 from curation.ingest import ingest
 from curation.labeled import load_labeled, split_records
 from curation.masking import combine, propagate_duplicates, redact, surprise_spans
@@ -515,13 +516,21 @@ def mask_stage(config: CurationConfig, warehouse: Warehouse, model_key: str) -> 
             )
             for d in docs
         }
-    masked = propagate_duplicates(
+    propagate = functools.partial(
+        propagate_duplicates,
         texts,
-        selected,
-        scope_of,
+        scope_of=scope_of,
         scope=config.masking.propagation_scope,
         min_chars=config.masking.min_propagation_chars,
     )
+    masked = propagate(selected)
+    identities = IdentityReport()
+    if config.masking.name_variants:
+        # Variants of every person, wherever a copy of the name now is, go with the person; the variants
+        # found are propagated in turn (the leak gate checks every masked value batch-wide).
+        identity_scope = scope_of if config.masking.propagation_scope != "document" else {d: d for d in texts}
+        masked, identities = mask_name_variants(texts, masked, identity_scope)
+        masked = propagate(masked)
     rows = [
         (config.batch_id, doc_id, s.start, s.end, s.label, s.score, s.source or "detector", calibration_id)
         for doc_id, spans in masked.items()
@@ -544,6 +553,7 @@ def mask_stage(config: CurationConfig, warehouse: Warehouse, model_key: str) -> 
         "masked_fraction": round(masked_chars / total, 4) if total else None,
         "automatic_recall_on_supplied_labels": automatic_recall,
         "supplied_labels_masked": config.masking.mask_supplied_labels,
+        "name_variants": identities.to_dict(),
         "by_source": _count(frame, "source"),
         "by_label": _count(frame, "label"),
     }
@@ -794,8 +804,10 @@ def card_info(
             "batch_masked_fraction": round(counts["masked"] / counts["chars"], 4) if counts["chars"] else None,
             "automatic_recall_on_supplied_labels": mask_summary.get("automatic_recall_on_supplied_labels"),
             "supplied_labels_masked": mask_summary.get("supplied_labels_masked"),
+            "name_variant_spans": (mask_summary.get("name_variants") or {}).get("variant_spans"),
         },
         residual_audit=residual,
+        independent_audit=gates.get("residual_independent_audit"),
         known_value_findings=leak.get("findings"),
         gates=gates,
         limitations=limitations,
