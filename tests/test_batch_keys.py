@@ -231,3 +231,46 @@ def test_release_ids_are_rekeyed_and_mapped_in_the_vault_only(tmp_path):
         assert mapping[frame["doc_id"][0]] == doc_id
         assert frame["text"].to_list() == internal[name]["text"].to_list()
     assert public_id(KEY, "a", "doc_id", doc_id) != public_id(KEY, "b", "doc_id", doc_id)  # unlinkable
+
+
+def test_second_batch_with_shared_ids_then_forced_rerun_passes_every_gate(scored_copy):
+    """The real job: batch `other` reuses tiny's doc ids with other texts; re-running tiny afterwards
+    (as `curation run --force` does) passes every gate on the same facts as before, and releases carry
+    no original doc id."""
+    from tests.conftest import run_job
+
+    config_file = scored_copy / "curation.yaml"
+    records = [json.loads(line) for line in (scored_copy / "corpus.jsonl").read_text().splitlines() if line.strip()]
+    other = []
+    for i, record in enumerate(records[:4]):
+        email = f"bertram.quaile{i}@example.net"
+        text = f"Note {i}: Bertram Quaile asked us to write to {email} about the renewal of contract {i}."
+        start = text.index(email)
+        spans = [{"start": start, "end": start + len(email), "label": "EMAIL_ADDRESS"}]
+        other.append(
+            {"id": record["id"], "scope_id": record.get("scope_id"), "kind": "text", "text": text, "spans": spans}
+        )
+    other_file = scored_copy / "other.jsonl"
+    other_file.write_text("".join(json.dumps(r) + "\n" for r in other), encoding="utf-8")
+    warehouse = Warehouse(scored_copy / ".curation" / "warehouse.duckdb")
+    gold_before = _facts(warehouse, "gold_spans", "tiny")
+    detected_before = _facts(warehouse, "detector_spans", "tiny")
+
+    first = run_job(config_file, batch_id="other", input=str(other_file))
+    assert _gate_results(first)["surrogate_consistency"] is True
+    again = run_job(config_file)
+    results = _gate_results(again)
+    assert all(results[name] for name in gates.REQUIRED_GATES), results
+    assert _facts(warehouse, "gold_spans", "tiny") == gold_before
+    assert _facts(warehouse, "detector_spans", "tiny") == detected_before
+    released = sorted((scored_copy / "releases").glob("*/data/*/*.parquet"))
+    ids = set(duckdb.sql(f"SELECT doc_id FROM read_parquet({[str(p) for p in released]})").fetchall())
+    assert ids and not ids & {(r["id"],) for r in records}
+
+
+def _gate_results(result) -> dict[str, bool]:
+    return {
+        e.event_specific_data.asset_check_key.name: e.event_specific_data.passed
+        for e in result.all_events
+        if e.event_type_value == "ASSET_CHECK_EVALUATION"
+    }
