@@ -86,6 +86,15 @@ class IdentityReport:
     variant_spans: int = 0
     by_scope: dict[str, int] = field(default_factory=dict, repr=False)
 
+    def add(self, later: IdentityReport) -> IdentityReport:
+        """This pass followed by a later one over its output (identities: the later count)."""
+        return IdentityReport(
+            later.identities,
+            self.relabeled_as_person + later.relabeled_as_person,
+            self.variant_spans + later.variant_spans,
+            {**self.by_scope, **later.by_scope},
+        )
+
     def to_dict(self) -> dict:
         return {
             "identities": self.identities,

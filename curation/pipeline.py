@@ -47,6 +47,7 @@ from curation.warehouse import (
 from curation.windows import WindowSpec, build_windows
 
 VALIDATION = "validation"
+IDENTITY_PASSES = 4
 CORPUS = "corpus"
 SCORE_BATCH_DOCS = 64
 
@@ -527,10 +528,15 @@ def mask_stage(config: CurationConfig, warehouse: Warehouse, model_key: str) -> 
     identities = IdentityReport()
     if config.masking.name_variants:
         # Variants of every person, wherever a copy of the name now is, go with the person; the variants
-        # found are propagated in turn (the leak gate checks every masked value batch-wide).
+        # found are propagated in turn (the leak gate checks every masked value batch-wide). A variant next
+        # to a masked word can merge into a longer name, so repeat until nothing changes (two passes, most).
         identity_scope = scope_of if config.masking.propagation_scope != "document" else {d: d for d in texts}
-        masked, identities = mask_name_variants(texts, masked, identity_scope)
-        masked = propagate(masked)
+        for _ in range(IDENTITY_PASSES):
+            masked, found = mask_name_variants(texts, masked, identity_scope)
+            identities = identities.add(found)
+            if not (found.variant_spans or found.relabeled_as_person):
+                break
+            masked = propagate(masked)
     rows = [
         (config.batch_id, doc_id, s.start, s.end, s.label, s.score, s.source or "detector", calibration_id)
         for doc_id, spans in masked.items()
