@@ -305,8 +305,8 @@ def _independent(info: CardInfo) -> str:
     ]  # fmt: skip
     if surprise.get("available"):
         rows += [
-            {"signal": "surprise (advisory)", "item": "threshold (recall target on calibration data)",
-             "value": f"{_fmt(surprise.get('threshold'))} ({_fmt(surprise.get('recall_target'))})"},
+            {"signal": "surprise (advisory)", "item": "threshold (its recall on calibration targets)",
+             "value": f"{_fmt(surprise.get('threshold'))} ({_fmt(surprise.get('recall_on_calibration_targets'))})"},
             {"signal": "", "item": "released characters flagged",
              "value": f"{_fmt(surprise.get('flagged_rate'))} ({_fmt(surprise.get('flagged_spans'))} spans)"},
             {"signal": "", "item": "expected on clean text", "value": surprise.get("expected_rate_on_clean_text")},
@@ -317,9 +317,9 @@ def _independent(info: CardInfo) -> str:
     return (
         title + "Signals that do not come from the detectors that made the masks: leftover words of every "
         "masked or supplied person name in its scope (one fails the release), and the share of released "
-        "characters that the reference model's surprise flags at a high-recall threshold, next to the share "
-        "it flags on clean validation text (reviewers' evidence; unusual but harmless text also raises it).\n\n"
-        + _table(rows)
+        "characters that the reference model's surprise flags at a low threshold (the lowest that flags at "
+        "most 10% of clean validation text), next to the share it flags on that clean text (reviewers' "
+        "evidence; unusual but harmless text also raises it).\n\n" + _table(rows)
     )
 
 

@@ -9,11 +9,13 @@ Two signals that do not come from those detectors' judgement of the release text
   part of a known name. Deterministic and precise, so one occurrence fails the gate. Lowercase mentions
   are counted and reported, not failed (a name word may also be an ordinary word in lower case).
 * **surprise at a recall-oriented threshold** (advisory): the reference model's per-character surprise
-  with the calibrated window/score settings, thresholded where it reaches ``RECALL_TARGET`` of the
-  target characters of the calibration split, over the characters the release keeps. The share flagged
-  is compared with the share of non-target validation characters flagged at that threshold (the
-  expected collateral): a ratio well above 1 says the release keeps more unusual text than clean text
-  has. Benign unusual text (code, product names) also trips it, so it informs reviewers and the card but
+  with the calibrated window/score settings, at the lowest threshold that flags at most
+  ``CLEAN_FLAG_RATE`` of the non-target characters of the calibration split (the recall it reaches on
+  their target characters is reported), over the characters the release keeps. The share flagged is
+  compared with that expected share on clean text: a ratio well above 1 says the release keeps more
+  unusual text than clean text has. (A fixed recall target such as 95% flags most clean text with a
+  small model's windowed surprise: 90% of it on the bundled data, measured; no contrast is left.)
+  Benign unusual text (code, product names) also trips it, so it informs reviewers and the card but
   does not block. Scores are the stored token scores of the original documents: outside the masked
   spans the release has the same tokens, so no model pass over the release is needed.
 
@@ -32,7 +34,7 @@ from curation.config import CurationConfig
 from curation.identities import name_parts, variant_words
 from curation.warehouse import Warehouse
 
-RECALL_TARGET = 0.95
+CLEAN_FLAG_RATE = 0.10
 
 
 def _identity_groups(config: CurationConfig, warehouse: Warehouse) -> tuple[dict[str, str], dict[str, set[str]], int]:
@@ -100,22 +102,20 @@ def name_variant_scan(config: CurationConfig, warehouse: Warehouse) -> dict:
     }
 
 
-def recall_threshold(config: CurationConfig, warehouse: Warehouse, model_key: str, recall: float = RECALL_TARGET):
-    """(calibrated params, threshold reaching `recall` of the calibration split's target characters by
-    surprise alone, share of its non-target characters at or above it)."""
+def recall_threshold(config: CurationConfig, warehouse: Warehouse, model_key: str, clean_rate: float = CLEAN_FLAG_RATE):
+    """(calibrated params, lowest threshold flagging at most `clean_rate` of the calibration split's
+    non-target characters, that share, the recall on its target characters at that threshold)."""
     from curation.calibration import pooled
     from curation.pipeline import VALIDATION, current_calibration, load_scored_docs
 
     _, applied, _ = current_calibration(config, warehouse, model_key)
     docs = load_scored_docs(warehouse, model_key, VALIDATION, split="calibration")
     scores, gold = pooled(docs, "surprise", applied.params)
-    target = scores[gold & np.isfinite(scores)]
-    if target.size == 0:
-        raise ValueError("the calibration split has no scored target characters")
-    threshold = float(np.quantile(target, 1.0 - recall, method="lower"))
-    clean = scores[~gold & np.isfinite(scores)]
-    expected = float(np.mean(clean >= threshold)) if clean.size else float("nan")
-    return applied.params, threshold, expected
+    clean, target = scores[~gold & np.isfinite(scores)], scores[gold & np.isfinite(scores)]
+    if clean.size == 0 or target.size == 0:
+        raise ValueError("the calibration split has no scored target or non-target characters")
+    threshold = float(np.quantile(clean, 1.0 - clean_rate, method="higher"))
+    return applied.params, threshold, float(np.mean(clean >= threshold)), float(np.mean(target >= threshold))
 
 
 def surprise_residual_signal(config: CurationConfig, warehouse: Warehouse, model_key: str) -> dict:
@@ -125,7 +125,7 @@ def surprise_residual_signal(config: CurationConfig, warehouse: Warehouse, model
     from curation.pipeline import CORPUS, load_scored_docs, mask_spans_by_doc
 
     try:
-        params, threshold, expected = recall_threshold(config, warehouse, model_key)
+        params, threshold, expected, recall = recall_threshold(config, warehouse, model_key)
     except (RuntimeError, ValueError) as exc:  # no calibration / scores: say so, it does not block
         return {"available": False, "reason": str(exc)}
     masks = mask_spans_by_doc(warehouse, config.batch_id)
@@ -145,8 +145,9 @@ def surprise_residual_signal(config: CurationConfig, warehouse: Warehouse, model
     rate = flagged / kept if kept else None
     return {
         "available": True,
-        "recall_target": RECALL_TARGET,
+        "clean_flag_rate_target": CLEAN_FLAG_RATE,
         "threshold": round(threshold, 4),
+        "recall_on_calibration_targets": round(recall, 4),
         "window": params.name,
         "documents": len(docs),
         "released_chars": kept,
