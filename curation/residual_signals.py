@@ -115,6 +115,9 @@ def recall_threshold(config: CurationConfig, warehouse: Warehouse, model_key: st
     if clean.size == 0 or target.size == 0:
         raise ValueError("the calibration split has no scored target or non-target characters")
     threshold = float(np.quantile(clean, 1.0 - clean_rate, method="higher"))
+    if np.mean(clean >= threshold) > clean_rate:  # ties at the quantile: step to the next clean score up
+        above = clean[clean > threshold]
+        threshold = float(above.min()) if above.size else float(np.inf)
     return applied.params, threshold, float(np.mean(clean >= threshold)), float(np.mean(target >= threshold))
 
 
