@@ -16,7 +16,7 @@ import json
 import os
 import shutil
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -265,17 +265,33 @@ class ReferenceScorer:
         return prefix
 
     # -- scoring -----------------------------------------------------------------------------
-    def score_texts(self, texts: Sequence[str]) -> list[TokenScores]:
-        """Per-token NLL for each text (or the contrastive difference), every token scored once."""
+    def score_texts(
+        self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None
+    ) -> list[TokenScores]:
+        """Per-token NLL for each text (or the contrastive difference), every token scored once.
+
+        ``progress(tokens_done, tokens_total)`` is called after every forward batch, so one very long text
+        reports many times (contrastive scoring counts each token twice: two passes)."""
         self.load()
         tokenized = [self.tokenize(t) for t in texts]
-        results = self._score_tokenized(tokenized, self._prefix_ids())
+        on_tokens = None
+        if progress is not None:
+            total = sum(len(ids) for ids, _, _ in tokenized) * (2 if self.config.contrast_prompt else 1)
+            done = [0]
+
+            def on_tokens(n: int) -> None:
+                done[0] += n
+                progress(done[0], total)
+
+        results = self._score_tokenized(tokenized, self._prefix_ids(), on_tokens)
         if self.config.contrast_prompt:
-            contrast = self._score_tokenized(tokenized, self._prefix_ids(self.config.contrast_prompt))
+            contrast = self._score_tokenized(tokenized, self._prefix_ids(self.config.contrast_prompt), on_tokens)
             results = [a - b for a, b in zip(results, contrast, strict=True)]
         return [TokenScores(s, e, r) for (_, s, e), r in zip(tokenized, results, strict=True)]
 
-    def _score_tokenized(self, tokenized: list, prefix: list[int]) -> list[np.ndarray]:
+    def _score_tokenized(
+        self, tokenized: list, prefix: list[int], on_tokens: Callable[[int], None] | None = None
+    ) -> list[np.ndarray]:
         """NLL of every document token given the prefix and enough left context (sliding chunks)."""
         results = [np.full(len(ids), np.nan, dtype=np.float32) for ids, _, _ in tokenized]
         chunks = [
@@ -288,6 +304,8 @@ class ReferenceScorer:
             score_from = [len(prefix) + first - lo for _, lo, first, _ in batch]
             for (doc, _, first, hi), nll in zip(batch, self._forward(seqs, score_from), strict=True):
                 results[doc][first:hi] = nll
+            if on_tokens is not None:
+                on_tokens(sum(hi - first for _, _, first, hi in batch))
         return results
 
     def _forward(self, seqs: list[list[int]], score_from: list[int]) -> list[np.ndarray]:
