@@ -5,6 +5,7 @@ from checks.release_gates import (
     calibration_health,
     masked_fraction_budget,
     residual_detector_audit,
+    residual_independent_audit,
     residual_leak_scan,
     score_drift,
     surrogate_consistency,
@@ -18,6 +19,7 @@ ALL_CHECKS = [
     masked_fraction_budget,
     residual_leak_scan,
     residual_detector_audit,
+    residual_independent_audit,
     surrogate_consistency,
     score_drift,
 ]

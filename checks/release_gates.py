@@ -79,11 +79,33 @@ def residual_detector_audit(
 def surrogate_consistency(
     context: dg.AssetCheckExecutionContext, settings: CurationSettings, key_vault: KeyVault
 ) -> dg.AssetCheckResult:
-    """One surrogate per (scope, type, value) and no original value reused as a surrogate."""
+    """One surrogate per (scope, type, value) and no original value of this batch reused as a surrogate,
+    judged on the surrogates this batch's text uses (not on other batches' history)."""
     config, warehouse = batch_config(context, settings), settings.warehouse()
     digest = gates.content_digest(warehouse, config.batch_id)
+    replacements = warehouse.query(
+        "SELECT coalesce(sum(n_replacements), 0) FROM surrogate_view WHERE batch_id = ?", [config.batch_id]
+    ).item()
     with key_vault.open_vault() as vault:
         result = gates.surrogate_consistency(
-            vault, key_vault.key().key, gates.original_values(warehouse, config.batch_id)
+            vault,
+            key_vault.key().key,
+            gates.original_values(warehouse, config.batch_id),
+            batch_id=config.batch_id,
+            replacements=int(replacements),
         )
+    return to_check_result(context, warehouse, config.batch_id, result, digest)
+
+
+@dg.asset_check(asset="surrogate_view", name=gates.RESIDUAL_INDEPENDENT_AUDIT, blocking=True)
+@one_connection
+def residual_independent_audit(
+    context: dg.AssetCheckExecutionContext, settings: CurationSettings, reference_model: ReferenceModel
+) -> dg.AssetCheckResult:
+    """A signal independent of the detectors that made the masks: no word of a masked or supplied person's
+    name is left in the release text of its scope (blocking); surprise at a recall-oriented threshold over
+    the released characters, against its rate on clean text (reported, advisory)."""
+    config, warehouse = batch_config(context, settings), settings.warehouse()
+    digest = gates.content_digest(warehouse, config.batch_id)
+    result = gates.residual_independent_audit(warehouse, config, reference_model.scorer().model_key)
     return to_check_result(context, warehouse, config.batch_id, result, digest)

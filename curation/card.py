@@ -84,6 +84,7 @@ class CardInfo:
     plots: dict[str, str] = field(default_factory=dict)  # caption -> PNG path relative to the card
     collateral: dict[str, Any] = field(default_factory=dict)  # collateral_rate, coverage, budgets...
     residual_audit: Any = None  # audit.ResidualAudit or a dict with the same fields
+    independent_audit: Any = None  # gate detail of residual_independent_audit (counts and rates)
     known_value_findings: int | None = None  # direct leaks found by the known-value / vault scans
     gates: dict[str, Any] = field(default_factory=dict)  # check name -> bool or {"passed": bool, ...}
     limitations: list[str] = field(default_factory=list)  # added to the standard ones
@@ -106,6 +107,7 @@ def render_card(info: CardInfo) -> str:
         _metrics(info),
         _collateral(info),
         _residual(info),
+        _independent(info),
         _privacy_evidence(info),
         _gates(info),
         _limitations(info),
@@ -379,6 +381,39 @@ def _privacy_evidence(info: CardInfo) -> str:
                 raise ValueError(f"canary plot path {plot!r} must be relative to the card, without '..'")
             out += f"\n![canary exposure by duplication count]({PurePosixPath(plot).as_posix()})\n"
     return out
+def _independent(info: CardInfo) -> str:
+    """The residual audit's second signal, independent of the detectors that made the masks."""
+    audit = info.independent_audit
+    title = "## Independent residual signals\n\n"
+    if not audit:
+        return title + "> **Warning:** no independent residual signal was recorded for this release.\n"
+    names = audit.get("name_variant_scan") or {}
+    surprise = audit.get("surprise_signal") or {}
+    rows = [
+        {"signal": "name-variant scan (blocking)", "item": "people / name words checked",
+         "value": f"{_fmt(names.get('people'))} / {_fmt(names.get('name_words'))}"},
+        {"signal": "", "item": "name words left (capitalized)", "value": names.get("leaked_name_words")},
+        {"signal": "", "item": "lowercase mentions (reported)", "value": names.get("lowercase_mentions")},
+        {"signal": "", "item": "result", "value": _verdict(audit.get("passed"))},
+    ]  # fmt: skip
+    if surprise.get("available"):
+        rows += [
+            {"signal": "surprise (advisory)", "item": "threshold (its recall on calibration targets)",
+             "value": f"{_fmt(surprise.get('threshold'))} ({_fmt(surprise.get('recall_on_calibration_targets'))})"},
+            {"signal": "", "item": "released characters flagged",
+             "value": f"{_fmt(surprise.get('flagged_rate'))} ({_fmt(surprise.get('flagged_spans'))} spans)"},
+            {"signal": "", "item": "expected on clean text", "value": surprise.get("expected_rate_on_clean_text")},
+            {"signal": "", "item": "ratio to expected", "value": surprise.get("ratio_to_expected")},
+        ]  # fmt: skip
+    else:
+        rows.append({"signal": "surprise (advisory)", "item": "not available", "value": surprise.get("reason", "")})
+    return (
+        title + "Signals that do not come from the detectors that made the masks: leftover words of every "
+        "masked or supplied person name in its scope (one fails the release), and the share of released "
+        "characters that the reference model's surprise flags at a low threshold (the lowest that flags at "
+        "most 10% of clean validation text), next to the share it flags on that clean text (reviewers' "
+        "evidence; unusual but harmless text also raises it).\n\n" + _table(rows)
+    )
 
 
 def _gates(info: CardInfo) -> str:

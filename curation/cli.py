@@ -169,14 +169,17 @@ def rescan_release(release: Path, manifest: dict, warehouse_path: Path) -> list[
     warehouse = Warehouse(warehouse_path)
     problems = []
     for batch in manifest.get("batch_ids", []):
+        public_to_doc = release_id_map(manifest, batch)
         for table, view in (("surrogate", "surrogate_view"), ("redacted", "redacted_view")):
             if table not in manifest.get("tables", {}):
                 continue
-            shipped = dict(
-                duckdb.sql(f"SELECT doc_id, text FROM read_parquet('{release}/data/{table}/*.parquet')").fetchall()
-            )
+            rows = duckdb.sql(f"SELECT doc_id, text FROM read_parquet('{release}/data/{table}/*.parquet')").fetchall()
             audited = dict(warehouse.query(f"SELECT doc_id, text FROM {view} WHERE batch_id = ?", [batch]).iter_rows())
-            if shipped != audited:
+            if public_to_doc is None:  # no vault: the texts must still be the audited ones
+                same = sorted(text for _, text in rows) == sorted(audited.values())
+            else:
+                same = {public_to_doc.get(public, f"unmapped:{public}"): text for public, text in rows} == audited
+            if not same:
                 problems.append(f"{table}: shipped text differs from the audited {view} of batch {batch}")
         result = gates.residual_leak_scan(warehouse, batch, None, "cli-audit")
         if not result.passed:
@@ -184,6 +187,20 @@ def rescan_release(release: Path, manifest: dict, warehouse_path: Path) -> list[
         else:
             print(f"re-scan of batch {batch}: {result.detail['values_checked']} known values, 0 findings")
     return problems
+
+
+def release_id_map(manifest: dict, batch: str) -> dict[str, str] | None:
+    """Public doc id -> warehouse doc id of a released batch, from the vault recorded in the manifest
+    (releases carry only public ids); None when that vault is not here."""
+    from curation.vault import Vault
+
+    config = manifest.get("config", {})
+    vault_path = Path(config.get("base_dir", ".")) / config.get("vault", "")
+    if not config.get("vault") or not vault_path.is_file():
+        print(f"note: vault {vault_path} not found; comparing released texts without their ids")
+        return None
+    with Vault(vault_path) as vault:
+        return vault.release_ids(batch)
 
 
 def cmd_eval(args: argparse.Namespace) -> int:

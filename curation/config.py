@@ -40,6 +40,9 @@ class MaskingConfig:
     # Labels that arrive with the input are the supplier's own knowledge of private values: mask them
     # too (like a per-delivery deny list). The card reports the automatic recall on them separately.
     mask_supplied_labels: bool = True
+    # Every capitalized mention of a masked person's first name or surname in the same scope is masked
+    # with it (a name tagged ORGANIZATION/LOCATION counts when the scope shows it is a person).
+    name_variants: bool = True
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from curation.warehouse import Warehouse
 
 RESIDUAL_LEAK_SCAN = "residual_leak_scan"
 RESIDUAL_DETECTOR_AUDIT = "residual_detector_audit"
+RESIDUAL_INDEPENDENT_AUDIT = "residual_independent_audit"
 MASKED_FRACTION_BUDGET = "masked_fraction_budget"
 CALIBRATION_HEALTH = "calibration_health"
 SURROGATE_CONSISTENCY = "surrogate_consistency"
@@ -33,7 +34,7 @@ MASK_SPAN_CONTRACT = "mask_span_contract"
 TOKEN_SCORE_CONTRACT = "token_score_contract"
 
 # Gates recorded against the release text; the release asset refuses to ship without all of them.
-RELEASE_GATES = (RESIDUAL_LEAK_SCAN, RESIDUAL_DETECTOR_AUDIT, SURROGATE_CONSISTENCY)
+RELEASE_GATES = (RESIDUAL_LEAK_SCAN, RESIDUAL_DETECTOR_AUDIT, SURROGATE_CONSISTENCY, RESIDUAL_INDEPENDENT_AUDIT)
 # Every blocking gate a release needs a passed result of (release-text gates + upstream gates).
 REQUIRED_GATES = (
     *RELEASE_GATES,
@@ -117,7 +118,7 @@ def original_values(warehouse: Warehouse, batch_id: str) -> list[tuple[str, str]
         'SELECT m.label, substr(d.text, m."start" + 1, m."end" - m."start") AS value FROM mask_spans m '
         "JOIN documents d USING (doc_id) WHERE m.batch_id = ? AND d.batch_id = ? "
         'UNION SELECT g.label, substr(d.text, g."start" + 1, g."end" - g."start") FROM gold_spans g '
-        "JOIN documents d USING (doc_id) WHERE g.dataset = 'corpus' AND d.batch_id = ?",
+        "JOIN documents d USING (doc_id, batch_id) WHERE g.dataset = 'corpus' AND d.batch_id = ?",
         [batch_id, batch_id, batch_id],
     )
     return list(frame.iter_rows())
@@ -219,6 +220,23 @@ def residual_detector_audit(
         f"residual budget {g.residual_budget:.4f}" + ("" if census else f" at {g.confidence:.0%} confidence"),
         audit.reason,
     )
+
+
+def residual_independent_audit(warehouse: Warehouse, config: CurationConfig, model_key: str) -> GateResult:
+    """A second, independent residual signal (`curation.residual_signals`): the name-variant scan of every
+    person of the batch over the release text decides; surprise at a recall-oriented threshold is reported
+    beside it, advisory. No release text to scan is no evidence: failed."""
+    from curation.residual_signals import name_variant_scan, surprise_residual_signal
+
+    names = name_variant_scan(config, warehouse)
+    surprise = surprise_residual_signal(config, warehouse, model_key)
+    detail = {
+        "decided_by": "name_variant_scan",
+        "name_variant_scan": {k: v for k, v in names.items() if k not in ("passed", "reason")},
+        "surprise_signal": surprise,
+        "reason": names["reason"] or ("" if names["passed"] else f"{names['leaked_name_words']} name words left"),
+    }
+    return GateResult(RESIDUAL_INDEPENDENT_AUDIT, bool(names["passed"]), detail)
 
 
 def masked_fraction_budget(warehouse: Warehouse, config: CurationConfig) -> GateResult:
@@ -344,27 +362,47 @@ def score_drift(warehouse: Warehouse, config: CurationConfig, model_key: str) ->
     )
 
 
-def surrogate_consistency(vault, key: bytes, batch_originals: list[tuple[str, str]]) -> GateResult:
-    """One surrogate per (scope, type, value); no surrogate equals an original value of the batch."""
-    from curation.vault import hmac_value
+def surrogate_consistency(
+    vault, key: bytes, batch_originals: list[tuple[str, str]], batch_id: str | None = None, replacements: int = 0
+) -> GateResult:
+    """One surrogate per (scope, type, value); no surrogate equals an original value of the batch.
 
-    records = list(vault.records())
-    keys = [(r.scope_id, r.entity_type, r.value_hmac) for r in records]
-    duplicates = len(keys) - len(set(keys))
+    With ``batch_id`` the batch is judged by itself: the surrogates its own text uses (the vault's
+    ``batch_surrogates``), against its own originals; other batches' mappings are not its business. A
+    value's spellings ("Dana", "DANA", "Ms. Dana") agree when their surrogates normalize alike.
+    ``replacements`` (spans the batch's text replaced) > 0 with no recorded surrogate is no evidence: fail.
+    """
+    from curation.vault import hmac_value, normalize_value
+
+    records = list(vault.records()) if batch_id is None else vault.batch_records(batch_id)
+    rendered: dict[tuple[str, str, str], set[str]] = {}
+    for r in records:
+        rendered.setdefault((r.scope_id, r.entity_type, r.value_hmac), set()).add(
+            normalize_value(r.entity_type, r.surrogate)
+        )
+    conflicting = sum(1 for texts in rendered.values() if len(texts) > 1)
     originals = {hmac_value(key, value, label) for label, value in batch_originals}
     reused = sum(1 for r in records if hmac_value(key, r.surrogate, r.entity_type) in originals)
-    result = GateResult(
-        SURROGATE_CONSISTENCY,
-        passed=duplicates == 0 and reused == 0,
-        detail={"vault_records": len(records), "conflicting_mappings": duplicates, "originals_reused": reused},
-    )
+    missing = batch_id is not None and replacements > 0 and not records
+    detail = {
+        "scope": "batch" if batch_id is not None else "vault",
+        "vault_records": len(records),
+        "values": len(rendered),
+        "scopes": len({r.scope_id for r in records}),
+        "conflicting_mappings": conflicting,
+        "originals_reused": reused,
+    }
+    if missing:
+        detail["reason"] = f"{replacements} replacements but no surrogate records of this batch in the vault"
+    result = GateResult(SURROGATE_CONSISTENCY, passed=conflicting == 0 and reused == 0 and not missing, detail=detail)
     return explained(
         result,
-        f"{duplicates} conflicting mappings, {reused} originals reused as surrogates ({len(records)} vault records)",
+        f"{conflicting} conflicting mappings, {reused} originals reused as surrogates "
+        f"({len(records)} {'batch' if batch_id is not None else 'vault'} records)",
         "0 conflicting mappings, 0 originals reused",
         "one surrogate per (scope, type, value), none equal to an original of the batch"
         if result.passed
-        else f"{duplicates} values have more than one surrogate; {reused} surrogates equal an original value",
+        else f"{conflicting} values have more than one surrogate; {reused} surrogates equal an original value",
     )
 
 

@@ -29,11 +29,13 @@ from curation.calibration import (
 )
 from curation.card import CardInfo
 from curation.config import CurationConfig, DetectorSettings
+from curation.identities import IdentityReport, mask_name_variants
 from curation.ingest import ingest
 from curation.labeled import load_labeled, split_records
 from curation.masking import combine, propagate_duplicates, redact, surprise_spans
 from curation.scoring import ReferenceScorer
 from curation.spans import Span, char_mask, merge
+from curation.vault import public_id
 from curation.warehouse import (
     CALIBRATION_BATCH,
     Warehouse,
@@ -45,6 +47,7 @@ from curation.warehouse import (
 from curation.windows import WindowSpec, build_windows
 
 VALIDATION = "validation"
+IDENTITY_PASSES = 4
 CORPUS = "corpus"
 SCORE_BATCH_DOCS = 64
 PROGRESS_EVERY_S = 10.0  # scoring progress lines at most this often
@@ -63,13 +66,8 @@ def ingest_stage(config: CurationConfig, warehouse: Warehouse) -> dict:
     warehouse.replace("documents", result.documents, "batch_id = ?", batch)
     quarantine = result.quarantine.with_columns(pl.lit(config.batch_id).alias("batch_id"))
     warehouse.replace("quarantine", quarantine, "batch_id = ?", batch)
-    gold = result.gold_spans.with_columns(pl.lit(CORPUS).alias("dataset"))
-    warehouse.replace(
-        "gold_spans",
-        gold,
-        "dataset = ? AND doc_id IN (SELECT doc_id FROM documents WHERE batch_id = ?)",
-        [CORPUS, config.batch_id],
-    )
+    gold = result.gold_spans.with_columns(pl.lit(CORPUS).alias("dataset"), pl.lit(config.batch_id).alias("batch_id"))
+    warehouse.replace("gold_spans", gold, "dataset = ? AND batch_id = ?", [CORPUS, config.batch_id])
     reasons = quarantine.group_by(pl.col("reason").str.split(";").list.first()).len() if quarantine.height else None
     return {
         "records_in": result.n_input,
@@ -90,11 +88,11 @@ def validation_stage(config: CurationConfig, warehouse: Warehouse) -> dict:
     for split, part in (("calibration", calib), ("heldout", heldout)):
         for r in part:
             rows.append((VALIDATION, r.id, r.scope_id or r.id, r.kind, r.text, sha256_text(r.text), len(r.text), split))
-            gold.extend((VALIDATION, r.id, s.start, s.end, s.label) for s in r.spans)
+            gold.extend((VALIDATION, CALIBRATION_BATCH, r.id, s.start, s.end, s.label) for s in r.spans)
     docs = pl.DataFrame(
         rows, schema=["dataset", "doc_id", "scope_id", "kind", "text", "sha256", "n_chars", "split"], orient="row"
     )
-    spans = pl.DataFrame(gold, schema=["dataset", "doc_id", "start", "end", "label"], orient="row")
+    spans = pl.DataFrame(gold, schema=["dataset", "batch_id", "doc_id", "start", "end", "label"], orient="row")
     warehouse.replace("validation_docs", docs, "dataset = ?", [VALIDATION])
     warehouse.replace("gold_spans", spans, "dataset = ?", [VALIDATION])
     return {
@@ -228,8 +226,9 @@ def load_scored_docs(
             [batch_id],
         )
     scores = load_token_scores(warehouse, model_key, docs["sha256"].to_list())
-    gold = spans_by_doc(warehouse, "gold_spans", dataset, docs["doc_id"].to_list())
-    detected = spans_by_doc(warehouse, "detector_spans", dataset, docs["doc_id"].to_list())
+    owner = CALIBRATION_BATCH if dataset == VALIDATION else batch_id
+    gold = spans_by_doc(warehouse, "gold_spans", dataset, docs["doc_id"].to_list(), owner)
+    detected = spans_by_doc(warehouse, "detector_spans", dataset, docs["doc_id"].to_list(), owner)
     out = []
     for row in docs.iter_rows(named=True):
         if row["sha256"] not in scores:
@@ -247,13 +246,17 @@ def load_scored_docs(
     return out
 
 
-def spans_by_doc(warehouse: Warehouse, table: str, dataset: str, doc_ids: Sequence[str]) -> dict[str, list[Span]]:
+def spans_by_doc(
+    warehouse: Warehouse, table: str, dataset: str, doc_ids: Sequence[str], batch_id: str
+) -> dict[str, list[Span]]:
+    """Spans of one batch's documents (CALIBRATION_BATCH for the validation set), by doc id."""
     with warehouse.connect() as con:
         con.register("_ids", pl.DataFrame({"doc_id": list(doc_ids)}, schema={"doc_id": pl.String}).to_arrow())
         cols = '"start", "end", label' + (", score, source" if table == "detector_spans" else "")
         frame = con.execute(
-            f'SELECT doc_id, {cols} FROM {table} JOIN _ids USING (doc_id) WHERE dataset = ? ORDER BY doc_id, "start"',
-            [dataset],
+            f"SELECT doc_id, {cols} FROM {table} JOIN _ids USING (doc_id) WHERE dataset = ? AND batch_id = ? "
+            'ORDER BY doc_id, "start"',
+            [dataset, batch_id],
         ).pl()
     out: dict[str, list[Span]] = {}
     for row in frame.iter_rows(named=True):
@@ -335,32 +338,35 @@ def detect_stage(
     }
     for dataset in datasets:
         sql, params = sources[dataset]
+        owner = CALIBRATION_BATCH if dataset == VALIDATION else config.batch_id
         docs = warehouse.query(sql, params)
         done = warehouse.query(
-            "SELECT doc_id, sha256 FROM detector_runs WHERE dataset = ? AND detector_key = ?", [dataset, key]
+            "SELECT doc_id, sha256 FROM detector_runs WHERE dataset = ? AND batch_id = ? AND detector_key = ?",
+            [dataset, owner, key],
         )
         todo = docs.join(done, on=["doc_id", "sha256"], how="anti")
         started = time.perf_counter()
         found = suite.detect(todo["text"].to_list(), todo["kind"].to_list()) if todo.height else []
         rows = [
-            (dataset, doc_id, s.start, s.end, s.label, s.score, s.source)
+            (dataset, owner, doc_id, s.start, s.end, s.label, s.score, s.source)
             for doc_id, spans in zip(todo["doc_id"].to_list(), found, strict=True)
             for s in spans
         ]
         frame = pl.DataFrame(
-            rows, schema=["dataset", "doc_id", "start", "end", "label", "score", "source"], orient="row"
+            rows,
+            schema=["dataset", "batch_id", "doc_id", "start", "end", "label", "score", "source"],
+            orient="row",
         )
         runs = todo.select("doc_id", "sha256").with_columns(
-            pl.lit(dataset).alias("dataset"), pl.lit(key).alias("detector_key")
+            pl.lit(dataset).alias("dataset"), pl.lit(owner).alias("batch_id"), pl.lit(key).alias("detector_key")
         )
         with warehouse.transaction() as con:
             con.register("_ids", todo.select("doc_id").to_arrow())
-            con.execute(
-                "DELETE FROM detector_spans WHERE dataset = ? AND doc_id IN (SELECT doc_id FROM _ids)", [dataset]
-            )
-            con.execute(
-                "DELETE FROM detector_runs WHERE dataset = ? AND doc_id IN (SELECT doc_id FROM _ids)", [dataset]
-            )
+            for table in ("detector_spans", "detector_runs"):
+                con.execute(
+                    f"DELETE FROM {table} WHERE dataset = ? AND batch_id = ? AND doc_id IN (SELECT doc_id FROM _ids)",
+                    [dataset, owner],
+                )
             insert_frame(con, "detector_spans", frame)
             insert_frame(con, "detector_runs", runs)
             con.unregister("_ids")
@@ -549,13 +555,26 @@ def mask_stage(config: CurationConfig, warehouse: Warehouse, model_key: str) -> 
             )
             for d in docs
         }
-    masked = propagate_duplicates(
+    propagate = functools.partial(
+        propagate_duplicates,
         texts,
-        selected,
-        scope_of,
+        scope_of=scope_of,
         scope=config.masking.propagation_scope,
         min_chars=config.masking.min_propagation_chars,
     )
+    masked = propagate(selected)
+    identities = IdentityReport()
+    if config.masking.name_variants:
+        # Variants of every person, wherever a copy of the name now is, go with the person; the variants
+        # found are propagated in turn (the leak gate checks every masked value batch-wide). A variant next
+        # to a masked word can merge into a longer name, so repeat until nothing changes (two passes, most).
+        identity_scope = scope_of if config.masking.propagation_scope != "document" else {d: d for d in texts}
+        for _ in range(IDENTITY_PASSES):
+            masked, found = mask_name_variants(texts, masked, identity_scope)
+            identities = identities.add(found)
+            if not (found.variant_spans or found.relabeled_as_person):
+                break
+            masked = propagate(masked)
     rows = [
         (config.batch_id, doc_id, s.start, s.end, s.label, s.score, s.source or "detector", calibration_id)
         for doc_id, spans in masked.items()
@@ -578,6 +597,7 @@ def mask_stage(config: CurationConfig, warehouse: Warehouse, model_key: str) -> 
         "masked_fraction": round(masked_chars / total, 4) if total else None,
         "automatic_recall_on_supplied_labels": automatic_recall,
         "supplied_labels_masked": config.masking.mask_supplied_labels,
+        "name_variants": identities.to_dict(),
         "by_source": _count(frame, "source"),
         "by_label": _count(frame, "label"),
     }
@@ -711,11 +731,14 @@ def surrogate_stage(config: CurationConfig, warehouse: Warehouse, engine, vault,
     )
     warehouse.replace("rewrite_chunks", chunks, "batch_id = ?", [config.batch_id])
     stored = vault.upsert(engine.records())
+    batch_records = vault.replace_batch_records(config.batch_id, engine.batch_records())
     vault.replace_audit_copy(config.batch_id, audit_rows)  # reviewers' indexed-tag copy, vault only
+    vault.replace_release_ids(config.batch_id, release_id_map(engine, config.batch_id, docs), engine.key_id)
     return {
         "documents": docs.height,
         **summary,
         "vault_records": stored,
+        "batch_surrogate_records": batch_records,
         "audit_copy_documents": len(audit_rows),
         "key_id": engine.key_id,
     }
@@ -825,19 +848,54 @@ def card_info(
             "batch_masked_fraction": round(counts["masked"] / counts["chars"], 4) if counts["chars"] else None,
             "automatic_recall_on_supplied_labels": mask_summary.get("automatic_recall_on_supplied_labels"),
             "supplied_labels_masked": mask_summary.get("supplied_labels_masked"),
+            "name_variant_spans": (mask_summary.get("name_variants") or {}).get("variant_spans"),
         },
         residual_audit=residual,
+        independent_audit=gates.get("residual_independent_audit"),
         known_value_findings=leak.get("findings"),
         gates=gates,
         limitations=limitations,
         contact=config.release.contact,
         # the views the release ships, so the card's `configs:` lets `datasets` load the folder as is
-        tables={name: frame.height for name, frame in release_tables(config, warehouse).items()},
+        tables={name: frame.height for name, frame in internal_release_tables(config, warehouse).items()},
     )
 
 
+RELEASE_ID_COLUMNS = {"doc_id": "doc", "scope_id": "scope"}
+
+
+def release_id_map(engine, batch_id: str, docs: pl.DataFrame) -> list[tuple[str, str, str]]:
+    """(id kind, original id, public id) of every doc and scope id of the batch (kept in the vault)."""
+    return [
+        (column, original, engine.public_id(batch_id, column, original, prefix))
+        for column, prefix in RELEASE_ID_COLUMNS.items()
+        for original in sorted(set(docs[column].drop_nulls().to_list()))
+    ]
+
+
+def rekey_ids(frame: pl.DataFrame, key: bytes, batch_id: str) -> pl.DataFrame:
+    """Replace record and scope ids by their public ids (an id may itself be private: an email, a
+    ticket number), ordered by the public id so the original order does not show either."""
+    out = frame
+    for column, prefix in RELEASE_ID_COLUMNS.items():
+        if column in out.columns:
+            mapping = {v: public_id(key, batch_id, column, v, prefix) for v in out[column].drop_nulls().unique()}
+            out = out.with_columns(pl.col(column).replace_strict(mapping, default=None, return_dtype=pl.String))
+    return out.sort("doc_id") if "doc_id" in out.columns else out
+
+
 def release_tables(config: CurationConfig, warehouse: Warehouse) -> dict[str, pl.DataFrame]:
-    """The tables a release ships: the configured views, never the vault or raw text by default."""
+    """The tables a release ships: the configured views with public ids (:func:`rekey_ids`, the run's
+    HMAC key), never the vault or raw text by default."""
+    from curation.vault import configured_key
+
+    key = configured_key(config).key
+    tables = internal_release_tables(config, warehouse)
+    return {name: rekey_ids(frame, key, config.batch_id) for name, frame in tables.items()}
+
+
+def internal_release_tables(config: CurationConfig, warehouse: Warehouse) -> dict[str, pl.DataFrame]:
+    """The release tables with the warehouse's own ids (what the gates judged)."""
     batch = [config.batch_id]
     tables = {}
     if "surrogate" in config.release.views:

@@ -29,7 +29,7 @@ from faker import Faker
 
 from curation import spans as S
 from curation.convention import Convention, Rule
-from curation.vault import VaultRecord, _frame, hmac_value, normalize_value
+from curation.vault import VaultRecord, _frame, hmac_value, normalize_value, public_id
 
 log = logging.getLogger(__name__)
 
@@ -955,6 +955,8 @@ class SurrogateEngine:
         self._scopes: dict[str, _ScopeState] = {}
         self._cache: dict[tuple[str, str, str], tuple[str, str]] = {}
         self._records: dict[tuple[str, str, str], str] = {}
+        # Every (scope, type, original HMAC, text) this engine wrote, spellings included: one batch's uses.
+        self._uses: set[tuple[str, str, str, str]] = set()
         self._original_values: set[str] = set()
         self._originals: set[str] = set()
         self._original_normalized: dict[str, set[str]] = {}
@@ -1143,7 +1145,9 @@ class SurrogateEngine:
             rule = self._rule(label)
             text, style = self._render(scope_key, rule, label, value)
             self._cache[cache_key] = (text, style)
-            self._records.setdefault((scope_key, label, hmac_value(self._key, value, label)), text)
+            value_hmac = hmac_value(self._key, value, label)
+            self._records.setdefault((scope_key, label, value_hmac), text)
+            self._uses.add((scope_key, label, value_hmac, text))
         return self._cache[cache_key]
 
     def _render(self, scope_key: str, rule: Rule, label: str, value: str) -> tuple[str, str]:
@@ -1422,6 +1426,16 @@ class SurrogateEngine:
             return f"[{span.label}_{number}]", "indexed_tag"
 
         return self._rewrite(text, merged, render)
+
+    def public_id(self, batch_id: str, id_kind: str, original_id: str, prefix: str) -> str:
+        """The release's id for a record or scope id (:func:`curation.vault.public_id` with this key)."""
+        return public_id(self._key, batch_id, id_kind, original_id, prefix)
+
+    def batch_records(self) -> Iterator[VaultRecord]:
+        """Every replacement text this engine produced, once per spelling of an original ("Dana",
+        "DANA", "Dana's" are separate rows under one HMAC): what a consistency check compares."""
+        for scope_key, label, value_hmac, text in sorted(self._uses):
+            yield VaultRecord(scope_key, label, value_hmac, text, self.key_id)
 
     def records(self) -> Iterator[VaultRecord]:
         """Vault rows for every replacement made: scope, type, keyed HMAC of the original, surrogate."""

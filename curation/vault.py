@@ -92,6 +92,14 @@ def hmac_value(key: bytes, value: str, entity_type: str) -> str:
     return hmac.new(key, message, hashlib.sha256).hexdigest()
 
 
+def public_id(key: bytes, batch_id: str, id_kind: str, original_id: str, prefix: str = "doc") -> str:
+    """The id a release carries instead of a record id (which may itself be private, e.g. an email):
+    a keyed HMAC of (batch, kind, id), stable across re-runs of the batch, unlinkable across batches and
+    not reversible without the key. The vault keeps the map back (`Vault.replace_release_ids`)."""
+    digest = hmac.new(key, _frame("release-id", batch_id, id_kind, original_id), hashlib.sha256).hexdigest()
+    return f"{prefix}-{digest[:20]}"
+
+
 def _frame(*parts: str) -> bytes:
     """Length-prefixed join, so no choice of parts can collide with another (unlike a '|' join)."""
     out = bytearray()
@@ -234,6 +242,22 @@ class Vault:
             doc_id VARCHAR NOT NULL,
             text VARCHAR NOT NULL,
             PRIMARY KEY (batch_id, doc_id)
+        );
+        CREATE TABLE IF NOT EXISTS batch_surrogates (
+            batch_id VARCHAR NOT NULL,
+            scope_id VARCHAR NOT NULL,
+            entity_type VARCHAR NOT NULL,
+            value_hmac VARCHAR NOT NULL,
+            surrogate VARCHAR NOT NULL,
+            key_id VARCHAR NOT NULL
+        );
+        CREATE TABLE IF NOT EXISTS release_ids (
+            batch_id VARCHAR NOT NULL,
+            id_kind VARCHAR NOT NULL,
+            original_id VARCHAR NOT NULL,
+            public_id VARCHAR NOT NULL,
+            key_id VARCHAR NOT NULL,
+            PRIMARY KEY (batch_id, id_kind, original_id)
         )
     """
 
@@ -325,6 +349,53 @@ class Vault:
     def audit_copy(self, batch_id: str) -> dict[str, str]:
         rows = self._con.execute("SELECT doc_id, text FROM audit_copy WHERE batch_id = ?", [batch_id]).fetchall()
         return dict(rows)
+
+    def replace_batch_records(self, batch_id: str, records: Iterable[VaultRecord]) -> int:
+        """Store every (scope, type, original HMAC, surrogate) one batch's text uses, replacing that batch's
+        previous rows: what `surrogate_consistency` judges the batch by (not other batches' history)."""
+        rows = sorted({(batch_id, r.scope_id, r.entity_type, r.value_hmac, r.surrogate, r.key_id) for r in records})
+        return self._replace_rows("batch_surrogates", batch_id, rows, 6)
+
+    def batch_records(self, batch_id: str) -> list[VaultRecord]:
+        rows = self._con.execute(
+            "SELECT scope_id, entity_type, value_hmac, surrogate, key_id FROM batch_surrogates "
+            "WHERE batch_id = ? ORDER BY ALL",
+            [batch_id],
+        ).fetchall()
+        return [VaultRecord(*row) for row in rows]
+
+    def replace_release_ids(self, batch_id: str, mapping: Iterable[tuple[str, str, str]], key_id: str) -> int:
+        """Store a batch's (id kind, original id, public id) map: record ids are data, so releases carry
+        only the public ids, and only vault holders can map them back."""
+        rows = sorted({(batch_id, kind, original, public, key_id) for kind, original, public in mapping})
+        return self._replace_rows("release_ids", batch_id, rows, 5)
+
+    def release_ids(self, batch_id: str, id_kind: str = "doc_id") -> dict[str, str]:
+        """Public id -> original id of one batch."""
+        rows = self._con.execute(
+            "SELECT public_id, original_id FROM release_ids WHERE batch_id = ? AND id_kind = ?", [batch_id, id_kind]
+        ).fetchall()
+        return dict(rows)
+
+    def _replace_rows(self, table: str, batch_id: str, rows: list[tuple], width: int) -> int:
+        """Replace one batch's rows of ``table`` in one transaction, in bulk through Arrow."""
+        import polars as pl
+
+        columns = [d[0] for d in self._con.execute(f"SELECT * FROM {table} LIMIT 0").description][:width]
+        frame = pl.DataFrame(rows, schema=dict.fromkeys(columns, pl.String), orient="row")
+        self._con.execute("BEGIN")
+        try:
+            self._con.execute(f"DELETE FROM {table} WHERE batch_id = ?", [batch_id])
+            self._con.register("_incoming", frame.to_arrow())
+            self._con.execute(f"INSERT INTO {table} SELECT * FROM _incoming")
+            self._con.unregister("_incoming")
+        except BaseException:
+            self._con.execute("ROLLBACK")
+            raise
+        self._con.execute("COMMIT")
+        self._con.execute("CHECKPOINT")
+        self._tighten()
+        return len(rows)
 
     def records(self) -> Iterator[VaultRecord]:
         rows = self._con.execute(

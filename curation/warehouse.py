@@ -123,7 +123,8 @@ class Warehouse:
                 private_db_files(self.path)
                 key = (str(self.path.resolve()), self.path.stat().st_ino)  # the file exists once connected
                 if key not in _SCHEMA_READY:  # DDL once per file per process
-                    con.execute(SCHEMA + GATE_SCHEMA)
+                    con.execute(SCHEMA + GATE_SCHEMA + BATCH_KEY_SCHEMA)
+                    migrate_batch_keys(con)
                     _SCHEMA_READY.add(key)
             yield con
         finally:
@@ -268,3 +269,55 @@ CREATE TABLE IF NOT EXISTS delivery_batches (
     batch_id VARCHAR, input VARCHAR, config_path VARCHAR, base_dir VARCHAR, input_digest VARCHAR,
     config_digest VARCHAR, origin VARCHAR, registered_at TIMESTAMP);
 """
+
+
+# Per-document facts are keyed by (batch, doc id): two batches may reuse a doc id without one replacing
+# the other's spans. The validation set's rows carry CALIBRATION_BATCH. Warehouses made before this
+# column existed are migrated in place by `migrate_batch_keys`.
+BATCH_KEYED_TABLES = ("gold_spans", "detector_spans", "detector_runs")
+BATCH_KEY_SCHEMA = "".join(
+    f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS batch_id VARCHAR;\n" for table in BATCH_KEYED_TABLES
+)
+
+
+def migrate_batch_keys(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
+    """Give rows written before `batch_id` existed their batch; drop the rows no batch can be given.
+
+    Validation rows belong to CALIBRATION_BATCH. A corpus row belongs to the one batch whose documents
+    hold its doc id; a doc id held by several batches is ambiguous (the old layout let the last ingest
+    replace the others' spans), so its rows are dropped: detector spans are recomputed by the next run of
+    the batch, supplied labels are re-read by its next ingest (`curation run --force --batch-id ...`).
+    Returns the rows dropped per table (nothing to do on a current warehouse: one scan of each table).
+    """
+    dropped: dict[str, int] = {}
+    for table in BATCH_KEYED_TABLES:
+        (pending,) = con.execute(f"SELECT count(*) FROM {table} WHERE batch_id IS NULL").fetchone()
+        if not pending:
+            continue
+        con.execute("BEGIN")
+        try:
+            con.execute(
+                f"UPDATE {table} SET batch_id = ? WHERE batch_id IS NULL AND dataset = 'validation'",
+                [CALIBRATION_BATCH],
+            )
+            con.execute(
+                f"UPDATE {table} t SET batch_id = owner.batch_id FROM ("
+                "SELECT doc_id, min(batch_id) AS batch_id FROM documents GROUP BY doc_id "
+                "HAVING count(DISTINCT batch_id) = 1) owner "
+                "WHERE t.batch_id IS NULL AND t.dataset = 'corpus' AND t.doc_id = owner.doc_id"
+            )
+            (n,) = con.execute(f"SELECT count(*) FROM {table} WHERE batch_id IS NULL").fetchone()
+            con.execute(f"DELETE FROM {table} WHERE batch_id IS NULL")
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+        if n:
+            dropped[table] = int(n)
+    if dropped:
+        log.warning(
+            "warehouse migrated to batch-keyed spans; rows of doc ids shared by several batches could not be "
+            "attributed and were dropped (%s): re-run those batches with `curation run --force --batch-id ID`",
+            ", ".join(f"{t}: {n}" for t, n in dropped.items()),
+        )
+    return dropped

@@ -77,7 +77,7 @@ def test_every_stage_materializes_and_all_gates_pass(e2e):
     checks = _checks(result)
     assert "score_drift" in checks  # a warning: reported every run, never a gate
     gates = {name: passed for name, passed in checks.items() if name != "score_drift"}
-    assert len(gates) == 8
+    assert len(gates) == 9
     assert all(gates.values()), gates
 
 

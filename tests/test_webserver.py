@@ -38,6 +38,7 @@ EXPECTED_CHECKS = {
     "masked_fraction_budget",
     "residual_leak_scan",
     "residual_detector_audit",
+    "residual_independent_audit",
     "surrogate_consistency",
     "score_drift",
 }
