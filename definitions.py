@@ -52,13 +52,14 @@ def run_curation(settings, log_level: str = "INFO", instance=None, tags: dict[st
     if instance is not None and instance.is_ephemeral:
         reclaim_dead_runs(instance)
         _add_partition(instance, config.batch_id)
+        # Settings go in as run config (as for a launched run), not as resources: an asset subset of the job
+        # keeps the resources bound in `defs`, and a second `settings` resource would conflict with them.
         return defs.resolve_job_def("curation_job").execute_in_process(
             instance=instance,
-            resources=build_resources(settings),
             partition_key=config.batch_id,
             asset_selection=selection,
             raise_on_error=False,
-            run_config={"loggers": run_config["loggers"]},
+            run_config=run_config,
             tags=tags or {},
         )
     from automation.launch import launch_and_wait

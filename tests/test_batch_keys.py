@@ -260,7 +260,10 @@ def test_second_batch_with_shared_ids_then_forced_rerun_passes_every_gate(scored
     assert _gate_results(first)["surrogate_consistency"] is True
     again = run_job(config_file)
     results = _gate_results(again)
-    assert all(results[name] for name in gates.REQUIRED_GATES), results
+    # The calibration is current, so this run leaves it (and its health check) alone: the release rests on
+    # the recorded calibration_health of that calibration, which the release asset re-reads.
+    batch_gates = [name for name in gates.REQUIRED_GATES if name != gates.CALIBRATION_HEALTH]
+    assert all(results[name] for name in batch_gates), results
     assert _facts(warehouse, "gold_spans", "tiny") == gold_before
     assert _facts(warehouse, "detector_spans", "tiny") == detected_before
     release = next(  # a new release, or the earlier one when its text is unchanged (releases are immutable)
