@@ -56,7 +56,8 @@ def test_tiny_training_run_learns_names_and_round_trips(scorer, tmp_path: Path):
         TaggedText(text, s.char_start, s.char_end, s.hidden, [Span(a, b, "PERSON") for a, b in spans])
         for (text, spans), s in zip(TRAIN, scored, strict=True)
     ]
-    tagger = train_tagger(items, scorer.model_key, TaggerConfig(epochs=60, batch_tokens=64, hidden=32))
+    config = TaggerConfig(epochs=150, batch_tokens=64, hidden=32, learning_rate=1e-2, dropout=0.0)
+    tagger = train_tagger(items, scorer.model_key, config)
     assert tagger.labels == ["O", "PERSON"]
     found = [
         decode_spans(it.text, it.char_start, it.char_end, tagger.predict(it.hidden), tagger.labels, 0.5)
