@@ -304,7 +304,8 @@ def _train(items, model_key: str, config: TaggerConfig, progress, labels) -> Tag
 # -- from token probabilities to character scores and spans ------------------------------------
 def char_private_scores(text: str, char_start: np.ndarray, char_end: np.ndarray, probs: np.ndarray) -> np.ndarray:
     """Per character: the highest P(not O) of a token covering it, raised to the word's maximum so a
-    threshold never cuts a word in half; whitespace scores 0 (-inf would make it unmaskable)."""
+    threshold never cuts a word in half; whitespace scores 0, except a single space or hyphen between
+    two scored characters, which takes the lower of its neighbours (so a name is masked whole)."""
     n = len(text)
     scores = np.zeros(n, dtype=np.float64)
     if n == 0 or len(probs) == 0:
@@ -317,8 +318,11 @@ def char_private_scores(text: str, char_start: np.ndarray, char_end: np.ndarray,
     for match in WORD.finditer(text):
         a, b = match.span()
         scores[a:b] = scores[a:b].max()
-    blank = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
-    scores[np.isin(blank, [9, 10, 13, 32])] = 0.0
+    codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+    scores[np.isin(codes, [9, 10, 13, 32])] = 0.0
+    if n > 2:  # one entity across a single space or hyphen ("Dana Whitfield", "Vasquez-Ardent")
+        joiner = np.isin(codes[1:-1], [32, 45])
+        scores[1:-1] = np.where(joiner, np.minimum(scores[:-2], scores[2:]), scores[1:-1])
     return scores
 
 
