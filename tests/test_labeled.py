@@ -189,3 +189,16 @@ def test_unknown_label_names_label_file_and_known_labels(tmp_path: Path) -> None
     message = str(info.value)
     assert message.startswith(f"{path}:1: ")
     assert "'NOT_A_LABEL'" in message and "PERSON" in message and "known labels" in message
+
+
+def test_tagger_labeled_sets_are_checked_when_the_config_loads(tmp_path: Path) -> None:
+    from curation.config import ConfigError, load_config
+
+    good = tmp_path / "court.jsonl"
+    good.write_text('{"id": "a", "text": "x"}\n')
+    config = load_config(None, base_dir=str(tmp_path), tagger={"labeled_sets": ["court=court.jsonl"]})
+    assert ("court", good) in config.tagger_sets()
+    assert [d for d, _ in config.tagger_sets()][-2:] == ["synthetic_pii", "court"]  # bundled public sets
+    for entry, message in (("court.jsonl", "must be 'domain=path"), ("x=missing.jsonl", "is not a file")):
+        with pytest.raises(ConfigError, match=message):
+            load_config(None, base_dir=str(tmp_path), tagger={"labeled_sets": [entry]})

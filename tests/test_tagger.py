@@ -60,8 +60,7 @@ def test_tiny_training_run_learns_names_and_round_trips(scorer, tmp_path: Path):
     tagger = train_tagger(items, scorer.model_key, config)
     assert tagger.labels == ["O", "PERSON"]
     found = [
-        decode_spans(it.text, it.char_start, it.char_end, tagger.predict(it.hidden), tagger.labels, 0.5)
-        for it in items
+        decode_spans(it.text, it.char_start, it.char_end, tagger.predict(it.hidden), tagger.labels, 0.5) for it in items
     ]
     hits = sum(
         any(s.start <= a and s.end >= b and s.label == "PERSON" for s in spans)
@@ -122,3 +121,31 @@ def test_credsweeper_confirmed_by_tagger_and_the_best_combination_is_chosen():
     assert combination == (CONFIRMED,)
     assert {row["combination"] for row in table} >= {RULES, TAGGER, CONFIRMED}
     assert lookalike not in kept
+
+
+def test_card_reports_the_tagger_per_domain():
+    from curation.card import CardInfo, render_card
+
+    tagger = {
+        "tagger_key": "tagger-abc",
+        "training_texts": 10,
+        "training_tokens": 300,
+        "thresholds": {"court": 0.4, "support": 0.6},
+        "training_metrics_out_of_fold": {"court": {"documents": 5, "precision": 0.8, "recall": 0.7, "f1": 0.75}},
+        "heldout_metrics": {
+            "court": {
+                "documents": 3,
+                "precision": 0.9,
+                "recall": 0.6,
+                "f1": 0.72,
+                "mentions_fully_masked_by_label": {"PERSON": 0.5},
+            }
+        },
+        "domain": "support",
+        "detector_combination": ["rules", "tagger"],
+    }
+    card = render_card(CardInfo(pretty_name="x", tagger=tagger))
+    section = card.split("## Learned tagger", 1)[1].split("\n## ", 1)[0]
+    assert "tagger-abc" in section and "| court | held-out | 3 | 0.9 | 0.6 | 0.72 |" in section
+    assert "`rules+tagger`" in section and "PERSON" in section
+    assert "No learned tagger" in render_card(CardInfo(pretty_name="x"))
