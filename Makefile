@@ -22,9 +22,12 @@ $(STAMP): requirements.txt pyproject.toml
 
 # Instance settings: no telemetry (no network); at most 4 batch runs at once; one model-scoring step at a
 # time across all runs (the `reference_model` pool), so parallel batches queue for the CPU instead of thrashing.
+# Run monitoring (the `make dev` daemon) fails runs stuck starting and frees slots kept by ended runs; runs
+# whose process died are reclaimed by automation/run_recovery.py (`curation run` start, `dead_run_sensor`).
 $(DAGSTER_HOME)/dagster.yaml: Makefile
 	mkdir -p $(DAGSTER_HOME)
 	printf 'telemetry:\n  enabled: false\nconcurrency:\n  runs:\n    max_concurrent_runs: 4\n  pools:\n    default_limit: 1\n' > $@
+	printf 'run_monitoring:\n  enabled: true\n  start_timeout_seconds: 300\n  free_slots_after_run_end_seconds: 60\n' >> $@
 
 run: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
 	$(BIN)/curation run

@@ -1,6 +1,9 @@
 """The one place the Dagster Definitions are assembled: assets, checks, jobs, sensors and resources."""
 
+import contextlib
 import os
+import tempfile
+from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
@@ -8,8 +11,9 @@ os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
 import dagster as dg
 
 from assets import ALL_ASSETS
-from assets._common import DELIVERY_BATCHES
+from assets._common import DELIVERY_BATCHES, DELIVERY_GROUP
 from automation import ALL_JOBS, ALL_SCHEDULES, ALL_SENSORS
+from automation.run_recovery import reclaim_dead_runs
 from checks import ALL_CHECKS
 from resources import build_resources
 
@@ -23,20 +27,94 @@ defs = dg.Definitions(
 )
 
 
+WORKSPACE_FILE = Path(__file__).resolve().parent / "workspace.yaml"
+
+
 def run_curation(settings, log_level: str = "INFO", instance=None, tags: dict[str, str] | None = None):
-    """Execute `curation_job` in-process for the configured batch (what `curation run` calls); a persistent
-    instance when DAGSTER_HOME is set, so the run shows up in the UI."""
-    if instance is None:
-        persistent = bool(os.environ.get("DAGSTER_HOME"))
-        instance = dg.DagsterInstance.get() if persistent else dg.DagsterInstance.ephemeral()
-    batch_id = settings.load().batch_id
+    """Run `curation_job` for the configured batch (what `curation run` calls).
+
+    The batch's source goes into the batch registry, its partition into the instance, and the run is
+    launched in the code location the UI serves (`workspace.yaml`), so it is in the job's history and can be
+    re-executed or relaunched there. The instance is the persistent one when DAGSTER_HOME is set, else a
+    temporary one for this call. A caller-supplied *ephemeral* instance (tests) cannot be shared with
+    another process: the job then executes in this process, on the same partition and selection."""
+    from curation.batches import register, source_for
+    from curation.warehouse import Warehouse
+
+    config = settings.load()
+    register(Warehouse(config.warehouse_path), source_for(config, settings.config_path, origin="cli"))
+    selection = batch_run_selection(config)
+    run_config = {
+        "loggers": {"console": {"config": {"log_level": log_level}}},
+        # The run records where its batch's config comes from, so "Re-execute" in the UI reads the same.
+        "resources": {"settings": {"config": settings_overrides(settings)}},
+    }
+    if instance is not None and instance.is_ephemeral:
+        reclaim_dead_runs(instance)
+        _add_partition(instance, config.batch_id)
+        return defs.resolve_job_def("curation_job").execute_in_process(
+            instance=instance,
+            resources=build_resources(settings),
+            partition_key=config.batch_id,
+            asset_selection=selection,
+            raise_on_error=False,
+            run_config={"loggers": run_config["loggers"]},
+            tags=tags or {},
+        )
+    from automation.launch import launch_and_wait
+
+    with _instance_for_cli(instance) as active:
+        reclaim_dead_runs(active)  # a killed earlier run must not hold the model pool slot forever
+        _add_partition(active, config.batch_id)
+        return launch_and_wait(
+            active,
+            WORKSPACE_FILE,
+            "curation_job",
+            partition_key=config.batch_id,
+            run_config=run_config,
+            tags=tags or {},
+            asset_selection=selection,
+            log_level=log_level,
+        )
+
+
+def settings_overrides(settings) -> dict:
+    return {
+        name: getattr(settings, name)
+        for name in ("config_path", "base_dir", "input", "batch_id")
+        if getattr(settings, name) is not None
+    }
+
+
+def batch_run_selection(config) -> list[dg.AssetKey] | None:
+    """The delivery assets alone when the shared calibration is current for this config (its inputs
+    unchanged), so a batch run does not re-materialize it; None (every asset of the job) otherwise."""
+    from curation.batches import calibration_is_current
+    from curation.pipeline import detector_key, detector_suite
+    from curation.scoring import ReferenceScorer
+    from curation.warehouse import Warehouse
+
+    model_key = ReferenceScorer(config.scoring).model_key
+    detectors = detector_key(config, detector_suite(config.detectors))
+    if not calibration_is_current(config, Warehouse(config.warehouse_path), model_key, detectors):
+        return None
+    return [key for asset in ALL_ASSETS for key, group in asset.group_names_by_key.items() if group == DELIVERY_GROUP]
+
+
+def _add_partition(instance, batch_id: str) -> None:
     if not instance.has_dynamic_partition(DELIVERY_BATCHES.name, batch_id):
         instance.add_dynamic_partitions(DELIVERY_BATCHES.name, [batch_id])
-    return defs.resolve_job_def("curation_job").execute_in_process(
-        instance=instance,
-        resources=build_resources(settings),
-        partition_key=batch_id,
-        raise_on_error=False,
-        run_config={"loggers": {"console": {"config": {"log_level": log_level}}}},
-        tags=tags or {},
-    )
+
+
+@contextlib.contextmanager
+def _instance_for_cli(instance):
+    if instance is not None:
+        yield instance
+    elif os.environ.get("DAGSTER_HOME"):
+        with dg.DagsterInstance.get() as persistent:
+            yield persistent
+    else:
+        with tempfile.TemporaryDirectory(prefix="curation-dagster-") as home:
+            Path(home, "dagster.yaml").write_text("telemetry:\n  enabled: false\n", encoding="utf-8")
+            with dg.DagsterInstance.from_config(home) as temporary:
+                yield temporary

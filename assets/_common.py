@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 
 import dagster as dg
 
@@ -21,19 +22,63 @@ PARTITION_TAG = "dagster/partition"
 def batch_config(context, settings) -> CurationConfig:
     """The run's config for the batch being materialized (the run's partition; the configured batch_id
     when the run is not partitioned). Works for asset and asset-check contexts alike."""
+    from curation.batches import resolve
+
     config = settings.load()
     key = context.run.tags.get(PARTITION_TAG)
-    return config.for_batch(key) if key else config
+    return resolve(config, key) if key else config
+
+
+def significant(value, digits: int = 4):
+    """Floats to `digits` significant digits, recursively (what a person reads; the warehouse keeps all)."""
+    if isinstance(value, float):
+        return float(f"{value:.{digits}g}") if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: significant(v, digits) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [significant(v, digits) for v in value]
+    return value
+
+
+def _cell(value) -> str:
+    if value is None:
+        return "n/a"
+    if isinstance(value, dict | list):
+        return json.dumps(significant(value), default=str)
+    return str(significant(value)).replace("|", "\\|")
+
+
+def markdown_table(rows: list[dict], columns: list[str] | None = None) -> str:
+    """A markdown table (rendered by the UI's metadata panel) with 4 significant digits."""
+    columns = columns or list(dict.fromkeys(k for row in rows for k in row))
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(_cell(row.get(c)) for c in columns) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _readable(value) -> dg.MetadataValue:
+    """A nested value as a table: a mapping of mappings -> one row per key; a flat mapping -> key | value."""
+    if isinstance(value, dict) and value and all(isinstance(v, dict) for v in value.values()):
+        return dg.MetadataValue.md(markdown_table([{"": k, **v} for k, v in value.items()]))
+    if isinstance(value, dict) and value:
+        return dg.MetadataValue.md(markdown_table([{"item": k, "value": v} for k, v in value.items()]))
+    if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        return dg.MetadataValue.md(markdown_table(value))
+    if isinstance(value, list):
+        return dg.MetadataValue.text(", ".join(_cell(v) for v in value) or "none")
+    return dg.MetadataValue.text("none")
 
 
 def as_metadata(summary: dict) -> dict:
-    """Flat metadata from a stage summary (counts and rates only; nested values become JSON)."""
+    """Flat metadata from a stage summary: counts, rates (4 significant digits) and tables for nested values."""
     out = {}
     for key, value in summary.items():
         if isinstance(value, dict | list):
-            out[key] = dg.MetadataValue.json(json.loads(json.dumps(value, default=str)))
+            out[key] = _readable(json.loads(json.dumps(value, default=str)))
         elif value is None:
             out[key] = dg.MetadataValue.text("n/a")
+        elif isinstance(value, float):
+            out[key] = significant(value) if math.isfinite(value) else dg.MetadataValue.text(str(value))
         else:
             out[key] = value
     return out

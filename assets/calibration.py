@@ -4,7 +4,7 @@ import base64
 
 import dagster as dg
 
-from assets._common import CALIBRATION_GROUP, as_metadata
+from assets._common import CALIBRATION_GROUP, as_metadata, markdown_table
 from curation.pipeline import VALIDATION, calibrate_stage, load_scored_docs
 from curation.plots import save_calibration_plots
 from resources import CurationSettings, ReferenceModel
@@ -29,9 +29,23 @@ def threshold_calibration(settings: CurationSettings, reference_model: Reference
         docs = load_scored_docs(warehouse, model_key, VALIDATION, split="calibration")
         save_calibration_plots(outcome.calibration, docs, plot_dir)
     summary = {key: value for key, value in outcome.summary.items() if key != "model_key"}
-    metadata = as_metadata({"calibration_id": outcome.calibration_id, "reused_stored": outcome.reused, **summary})
+    metadata = {"metrics": dg.MetadataValue.md(_metrics_table(summary))}
+    metadata.update(as_metadata({"calibration_id": outcome.calibration_id, "reused_stored": outcome.reused, **summary}))
+    images = []
     for path in sorted(plot_dir.glob("*.png")):
         encoded = base64.b64encode(path.read_bytes()).decode()
-        metadata[f"plot_{path.stem}"] = dg.MetadataValue.md(f"![{path.stem}](data:image/png;base64,{encoded})")
+        images.append(f"### {path.stem}\n\n![{path.stem}](data:image/png;base64,{encoded})\n")
         metadata[f"plot_{path.stem}_path"] = dg.MetadataValue.path(str(path))
-    return dg.MaterializeResult(metadata=metadata)
+    if images:
+        metadata["plots"] = dg.MetadataValue.md("\n".join(images))
+    # The same calibration (same inputs) is the same data: batches masked with it stay in sync.
+    return dg.MaterializeResult(metadata=metadata, data_version=dg.DataVersion(outcome.calibration_id))
+
+
+def _metrics_table(summary: dict) -> str:
+    """Validation next to held-out (character-level pooled), 4 significant digits."""
+    val = (summary.get("validation") or {}).get("metrics") or {}
+    held = (summary.get("heldout") or {}).get("metrics") or {}
+    rows = [{"metric": k, "validation": val.get(k), "held-out": held.get(k)} for k in ("tpr", "fpr", "precision", "f1")]
+    rows.append({"metric": "surprise AUROC", "validation": summary.get("surprise_auroc"), "held-out": None})
+    return markdown_table(rows)

@@ -7,7 +7,7 @@ from pathlib import Path
 import dagster as dg
 import polars as pl
 
-from assets._common import DELIVERY_BATCHES, DELIVERY_GROUP, batch_config, one_connection
+from assets._common import DELIVERY_BATCHES, DELIVERY_GROUP, batch_config, markdown_table, one_connection
 from checks._record import UPSTREAM
 from curation import gates
 from curation.card import render_card
@@ -21,9 +21,9 @@ CARD_FILE = ".curation/cards/{batch}/README.md"
 
 
 # A release follows only a full set of passed blocking gates: never in a run whose audit failed (blocking
-# checks stop the run), and never automatically after such a run (this condition). Dagster keeps check
-# results per asset, not per partition, so the release asset itself also re-verifies the recorded gates
-# of its own batch and exact content before writing anything.
+# checks stop the run), and never automatically after such a run (this condition). Checks are partitioned
+# like the assets they guard, so each batch's results are its own; the release asset still re-verifies the
+# recorded gates of its own batch and exact content before writing anything.
 RELEASE_AUTOMATION = dg.AutomationCondition.eager() & dg.AutomationCondition.all_deps_blocking_checks_passed()
 
 
@@ -95,8 +95,25 @@ def dataset_card(
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(card, encoding="utf-8")
     return dg.MaterializeResult(
-        metadata={"path": dg.MetadataValue.path(str(path)), "preview": dg.MetadataValue.md(card[:6000])}
+        metadata={"path": dg.MetadataValue.path(str(path)), "card": dg.MetadataValue.md(card_for_ui(card))}
     )
+
+
+def card_for_ui(card: str) -> str:
+    """The whole card, summary first: its YAML front matter (Hugging Face metadata) moved to the end as a
+    code block, since the UI would render it as a bullet list."""
+    if card.startswith("---\n") and "\n---\n" in card[4:]:
+        front, body = card[4:].split("\n---\n", 1)
+        return f"{body.lstrip()}\n\n## Card front matter (YAML)\n\n```yaml\n{front}\n```\n"
+    return card
+
+
+def gate_table(status: dict[str, dict]) -> str:
+    rows = [
+        {"gate": name, "result": "passed" if s.get("passed") else "FAILED", "reason": s.get("reason") or ""}
+        for name, s in sorted(status.items())
+    ]
+    return markdown_table(rows)
 
 
 @dg.asset(
@@ -108,7 +125,7 @@ def dataset_card(
     automation_condition=RELEASE_AUTOMATION,
 )
 def release(
-    context: dg.AssetExecutionContext, settings: CurationSettings, reference_model: ReferenceModel
+    context: dg.AssetExecutionContext, settings: CurationSettings, reference_model: ReferenceModel, key_vault: KeyVault
 ) -> dg.MaterializeResult:
     """Parquet shards + card + manifest (sha256 per file, counts, config, versions, every gate result),
     written atomically to `releases/<release_id>/`. Refuses unless every gate passed for this exact text."""
@@ -120,11 +137,24 @@ def release(
     problems = gates.missing_or_failed(status, gates.REQUIRED_GATES)
     upstream_failed = [n for n, s in status.items() if not s.get("passed") and n not in gates.ADVISORY_GATES]
     if problems or upstream_failed:
+        blocked = {p.split(":")[0]: p.split(": ", 1)[1] for p in problems}
+        blocked.update({n: status[n].get("reason") or "failed" for n in upstream_failed})
+        context.log_event(
+            dg.AssetObservation(
+                asset_key="release",
+                partition=config.batch_id,
+                description="release blocked by " + ", ".join(sorted(blocked)),
+                metadata={
+                    "release_status": dg.MetadataValue.text("blocked"),
+                    "blocked_by": dg.MetadataValue.text(", ".join(sorted(blocked))),
+                    "gates": dg.MetadataValue.md(gate_table(status)),
+                },
+            )
+        )
         raise dg.Failure(
-            description="release refused: gates not passed for this release content",
-            metadata={
-                "problems": dg.MetadataValue.json(sorted({*problems, *(f"{n}: failed" for n in upstream_failed)}))
-            },
+            description="release blocked by " + "; ".join(f"{name} ({why})" for name, why in sorted(blocked.items())),
+            metadata={"blocked_by": ", ".join(sorted(blocked)), "gates": dg.MetadataValue.md(gate_table(status))},
+            allow_retries=False,
         )
     previous = warehouse.query(
         "SELECT release_id, path FROM deliveries WHERE content_digest = ? AND batch_ids = ? ORDER BY created_at DESC",
@@ -135,7 +165,13 @@ def release(
             context.log.info(f"release content unchanged; already delivered as {release_id}")
             _record_fingerprint(context, warehouse, config.batch_id, release_id)
             return dg.MaterializeResult(
-                metadata={"release_id": release_id, "path": dg.MetadataValue.path(path), "reused": True}
+                metadata={
+                    "release_status": "released",
+                    "release_id": release_id,
+                    "path": dg.MetadataValue.path(path),
+                    "reused": True,
+                    "gates": dg.MetadataValue.md(gate_table(status)),
+                }
             )
     tables = release_tables(config, warehouse)
     release_id = release_id_for([config.batch_id], f"{config.digest()}{digest[:16]}", datetime.now(UTC))
@@ -147,7 +183,10 @@ def release(
         "versions": {"model_key": model_key},
         "gates": status,
     }
-    path = write_release(config.releases_path, release_id, tables, card, manifest_extra, extra_files=plots)
+    signing_key = key_vault.key()  # signs the manifest; only its id is written into the release
+    path = write_release(
+        config.releases_path, release_id, tables, card, manifest_extra, extra_files=plots, signing_key=signing_key
+    )
     warehouse.append(
         "deliveries",
         pl.DataFrame(
@@ -166,9 +205,13 @@ def release(
     context.log.info(f"release written to {path}")
     return dg.MaterializeResult(
         metadata={
+            "release_status": "released",
             "release_id": release_id,
             "path": dg.MetadataValue.path(str(path)),
-            "tables": dg.MetadataValue.json({k: v.height for k, v in tables.items()}),
+            "card": dg.MetadataValue.path(str(Path(path) / "README.md")),
+            "rows": dg.MetadataValue.md(markdown_table([{"table": k, "rows": v.height} for k, v in tables.items()])),
             "gates_passed": len(status),
+            "gates": dg.MetadataValue.md(gate_table(status)),
+            "signed_with_key_id": signing_key.key_id,
         }
     )

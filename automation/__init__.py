@@ -4,7 +4,9 @@
   reuse the stored calibration when its inputs are unchanged, so a batch never runs on missing thresholds.
 - `calibration_job`: validation data -> scores -> detector spans -> thresholds; the schedule re-runs it so
   new labeled data (or a new model / detector version) reaches the thresholds.
-- `inbox_sensor`: one partition and one run per new, complete batch in the inbox.
+- `inbox_sensor`: one partition, one batch-registry entry and one run per new, complete batch in the inbox.
+- `default_automation_condition_sensor`: releases a batch once its blocking gates pass (on by default).
+- `dead_run_sensor`: runs whose process is gone are marked failed and give back their pool slots.
 """
 
 import time
@@ -13,6 +15,8 @@ import dagster as dg
 
 from assets import ALL_ASSETS
 from assets._common import CALIBRATION_GROUP, DELIVERY_BATCHES
+from automation.run_recovery import dead_run_sensor
+from curation.batches import register, source_for
 from curation.inbox import scan_inbox
 from resources import CurationSettings
 
@@ -49,20 +53,33 @@ def inbox_sensor(context: dg.SensorEvaluationContext, settings: CurationSettings
     config = settings.load()
     scan = scan_inbox(config.inbox_path)
     for problem in scan.skipped:
-        context.log.warning(f"inbox {config.inbox_path}: {problem}")
+        context.log.warning(f"inbox folder {config.inbox_path.resolve()}: {problem}")
     seen = context.instance.get_dynamic_partitions(DELIVERY_BATCHES.name)
     new = scan.ready(seen, time.time(), config.inbox_settle_seconds)
     if not new:
         waiting = scan.new(seen)
         why = f"{len(waiting)} batch(es) still settling" if waiting else "no new batches"
-        return dg.SkipReason(f"inbox {config.inbox_path}: {why}")
+        return dg.SkipReason(f"inbox folder {config.inbox_path.resolve()}: {why}")
     keys = [b.key for b in new]
+    warehouse = settings.warehouse()
+    for key in keys:  # the batch registry: a run of this partition, from anywhere, reads this entry
+        register(warehouse, source_for(config.for_batch(key), settings.config_path, origin="inbox"))
     return dg.SensorResult(
         run_requests=[dg.RunRequest(partition_key=key, run_key=f"delivery:{key}") for key in keys],
         dynamic_partitions_requests=[DELIVERY_BATCHES.build_add_request(keys)],
     )
 
 
+# Evaluates `release`'s automation condition (eager, once every blocking check of its deps passed), so a
+# batch whose gates pass later (a fixed gate re-run from the UI) is released without a person. On by default.
+release_automation_sensor = dg.AutomationConditionSensorDefinition(
+    "default_automation_condition_sensor",
+    target=dg.AssetSelection.assets("release"),
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    minimum_interval_seconds=30,
+    description="Releases a batch once all of its blocking gates have passed (release's automation condition).",
+)
+
 ALL_JOBS = [curation_job, calibration_job]
 ALL_SCHEDULES = [recalibration_schedule]
-ALL_SENSORS = [inbox_sensor]
+ALL_SENSORS = [inbox_sensor, release_automation_sensor, dead_run_sensor]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dagster as dg
 
-from assets._common import as_metadata
+from assets._common import PARTITION_TAG, as_metadata, markdown_table
 from curation.gates import GateResult, record_gate
 from curation.warehouse import Warehouse
 
@@ -19,9 +19,45 @@ def to_check_result(
     digest: str = UPSTREAM,
     severity: dg.AssetCheckSeverity = dg.AssetCheckSeverity.ERROR,
 ) -> dg.AssetCheckResult:
-    """Record the gate (keyed by the content it judged) and report counts/rates only."""
+    """Record the gate (keyed by the content it judged) and report it as a person reads it: the reason,
+    what was measured, the limit, then the counts/rates as a table. A failed blocking gate also marks the
+    batch's release partition as blocked (an observation naming the gate and its reason)."""
     record_gate(warehouse, batch_id, digest, result, context.run.run_id)
-    metadata = as_metadata({k: v for k, v in result.detail.items() if v is not None})
+    explanation = {k: result.detail.get(k) for k in ("reason", "measured", "limit")}
+    rest = {k: v for k, v in result.detail.items() if v is not None and k not in explanation}
+    metadata = {k: dg.MetadataValue.text(str(v or "n/a")) for k, v in explanation.items()}
+    metadata.update(as_metadata(rest))
     if digest != UPSTREAM:
         metadata["content_digest"] = digest[:16]
-    return dg.AssetCheckResult(passed=result.passed, severity=severity, metadata=metadata)
+    verdict = "passed" if result.passed else "FAILED"
+    line = f"gate {result.name} {verdict}: {explanation['reason'] or 'no reason given'} (measured: "
+    line += f"{explanation['measured'] or 'n/a'}; limit: {explanation['limit'] or 'n/a'})"
+    (context.log.info if result.passed else context.log.error)(line)
+    if not result.passed and severity == dg.AssetCheckSeverity.ERROR:
+        mark_release_blocked(context, {result.name: explanation["reason"] or "failed"})
+    return dg.AssetCheckResult(
+        passed=result.passed, severity=severity, metadata=metadata, description=explanation["reason"] or None
+    )
+
+
+def mark_release_blocked(context, blocked_by: dict[str, str]) -> None:
+    """An observation on the run's `release` partition: blocked, by which gates, and why."""
+    partition = context.run.tags.get(PARTITION_TAG)
+    if not partition:
+        return
+    context.op_execution_context.log_event(
+        dg.AssetObservation(
+            asset_key="release",
+            partition=partition,
+            description="release blocked by " + ", ".join(blocked_by),
+            metadata={
+                "release_status": dg.MetadataValue.text("blocked"),
+                "blocked_by": dg.MetadataValue.text(", ".join(blocked_by)),
+                "gates": dg.MetadataValue.md(
+                    markdown_table(
+                        [{"gate": name, "result": "FAILED", "reason": why} for name, why in blocked_by.items()]
+                    )
+                ),
+            },
+        )
+    )

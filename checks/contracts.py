@@ -2,10 +2,17 @@
 
 import dagster as dg
 
-from assets._common import batch_config, one_connection
+from assets._common import DELIVERY_BATCHES, batch_config, one_connection
 from checks._record import UPSTREAM, to_check_result
 from curation.contracts import check_contract, frame_digest
-from curation.gates import DOCUMENT_CONTRACT, MASK_SPAN_CONTRACT, TOKEN_SCORE_CONTRACT, GateResult, reused_result
+from curation.gates import (
+    DOCUMENT_CONTRACT,
+    MASK_SPAN_CONTRACT,
+    TOKEN_SCORE_CONTRACT,
+    GateResult,
+    explained,
+    reused_result,
+)
 from resources import CurationSettings, ReferenceModel
 
 
@@ -16,10 +23,16 @@ def _result(name: str, kind: str, frame, warehouse, batch_id: str) -> GateResult
     if reused is not None:
         return reused
     contract = check_contract(kind, frame)
-    return GateResult(name, contract.passed, {**contract.to_dict(), "frame_digest": digest})
+    failed = contract.failed_expectations
+    return explained(
+        GateResult(name, contract.passed, {**contract.to_dict(), "frame_digest": digest}),
+        f"{len(failed)} failed expectations on {contract.rows} rows",
+        "0 failed expectations",
+        f"{kind} rows violate: {', '.join(failed)}" if failed else f"every {kind} expectation holds",
+    )
 
 
-@dg.asset_check(asset="raw_documents", name=DOCUMENT_CONTRACT, blocking=True)
+@dg.asset_check(asset="raw_documents", name=DOCUMENT_CONTRACT, partitions_def=DELIVERY_BATCHES, blocking=True)
 @one_connection
 def document_contract(context: dg.AssetCheckExecutionContext, settings: CurationSettings) -> dg.AssetCheckResult:
     """Documents: non-null unique ids, non-empty text, valid sha256, known kind."""
@@ -32,7 +45,7 @@ def document_contract(context: dg.AssetCheckExecutionContext, settings: Curation
     return to_check_result(context, warehouse, config.batch_id, result)
 
 
-@dg.asset_check(asset="reference_scores", name=TOKEN_SCORE_CONTRACT, blocking=True)
+@dg.asset_check(asset="reference_scores", name=TOKEN_SCORE_CONTRACT, partitions_def=DELIVERY_BATCHES, blocking=True)
 @one_connection
 def token_score_contract(
     context: dg.AssetCheckExecutionContext, settings: CurationSettings, reference_model: ReferenceModel
@@ -54,7 +67,7 @@ def token_score_contract(
     )
 
 
-@dg.asset_check(asset="mask_spans", name=MASK_SPAN_CONTRACT, blocking=True)
+@dg.asset_check(asset="mask_spans", name=MASK_SPAN_CONTRACT, partitions_def=DELIVERY_BATCHES, blocking=True)
 @one_connection
 def mask_span_contract(context: dg.AssetCheckExecutionContext, settings: CurationSettings) -> dg.AssetCheckResult:
     """Mask spans: labeled, non-empty, inside their document's text."""

@@ -3,7 +3,7 @@ so `release` is skipped; the release asset also re-verifies the recorded gates f
 
 import dagster as dg
 
-from assets._common import batch_config, one_connection
+from assets._common import DELIVERY_BATCHES, batch_config, one_connection
 from checks._record import to_check_result
 from curation import gates
 from curation.pipeline import current_calibration
@@ -24,7 +24,7 @@ def calibration_health(
     return to_check_result(context, warehouse, CALIBRATION_BATCH, result, calibration_id)
 
 
-@dg.asset_check(asset="window_scores", name=gates.SCORE_DRIFT, blocking=False)
+@dg.asset_check(asset="window_scores", name=gates.SCORE_DRIFT, partitions_def=DELIVERY_BATCHES, blocking=False)
 @one_connection
 def score_drift(
     context: dg.AssetCheckExecutionContext, settings: CurationSettings, reference_model: ReferenceModel
@@ -36,7 +36,7 @@ def score_drift(
     return to_check_result(context, warehouse, config.batch_id, result, severity=dg.AssetCheckSeverity.WARN)
 
 
-@dg.asset_check(asset="mask_spans", name=gates.MASKED_FRACTION_BUDGET, blocking=True)
+@dg.asset_check(asset="mask_spans", name=gates.MASKED_FRACTION_BUDGET, partitions_def=DELIVERY_BATCHES, blocking=True)
 @one_connection
 def masked_fraction_budget(context: dg.AssetCheckExecutionContext, settings: CurationSettings) -> dg.AssetCheckResult:
     """Masked fraction of the batch within [min, max]: catches masking everything or nothing."""
@@ -44,7 +44,7 @@ def masked_fraction_budget(context: dg.AssetCheckExecutionContext, settings: Cur
     return to_check_result(context, warehouse, config.batch_id, gates.masked_fraction_budget(warehouse, config))
 
 
-@dg.asset_check(asset="surrogate_view", name=gates.RESIDUAL_LEAK_SCAN, blocking=True)
+@dg.asset_check(asset="surrogate_view", name=gates.RESIDUAL_LEAK_SCAN, partitions_def=DELIVERY_BATCHES, blocking=True)
 @one_connection
 def residual_leak_scan(
     context: dg.AssetCheckExecutionContext, settings: CurationSettings, key_vault: KeyVault
@@ -57,7 +57,9 @@ def residual_leak_scan(
     return to_check_result(context, warehouse, config.batch_id, result, digest)
 
 
-@dg.asset_check(asset="surrogate_view", name=gates.RESIDUAL_DETECTOR_AUDIT, blocking=True)
+@dg.asset_check(
+    asset="surrogate_view", name=gates.RESIDUAL_DETECTOR_AUDIT, partitions_def=DELIVERY_BATCHES, blocking=True
+)
 @one_connection
 def residual_detector_audit(
     context: dg.AssetCheckExecutionContext, settings: CurationSettings, detectors: Detectors
@@ -70,7 +72,9 @@ def residual_detector_audit(
     return to_check_result(context, warehouse, config.batch_id, result, digest)
 
 
-@dg.asset_check(asset="surrogate_view", name=gates.SURROGATE_CONSISTENCY, blocking=True)
+@dg.asset_check(
+    asset="surrogate_view", name=gates.SURROGATE_CONSISTENCY, partitions_def=DELIVERY_BATCHES, blocking=True
+)
 @one_connection
 def surrogate_consistency(
     context: dg.AssetCheckExecutionContext, settings: CurationSettings, key_vault: KeyVault

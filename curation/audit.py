@@ -12,6 +12,7 @@ import hashlib
 import hmac
 import logging
 import math
+import os
 import random
 import re
 import unicodedata
@@ -21,7 +22,7 @@ from dataclasses import dataclass, field
 from statistics import NormalDist
 from typing import Literal
 
-from curation.vault import hmac_value
+from curation.vault import KeyInfo, hmac_value
 
 log = logging.getLogger(__name__)
 
@@ -390,6 +391,22 @@ def sampled_residual_audit(
         return ResidualAudit(0, 0, 0, 0.0, 1.0, budget, confidence, allow_empty, method, reason)
     sample = random.Random(seed).sample(population, min(sample_size, len(population)))
     found = sum(1 for doc_id in sample if has_residual(doc_id))
+    if len(sample) == len(population):
+        # A batch no larger than the sample is audited in full: its residual rate is measured, not estimated,
+        # so the decision is on the rate itself. (A confidence bound on a census would fail every clean batch
+        # under ~3/budget documents: 0 of 20 gives a 95% Clopper-Pearson bound of 0.139.)
+        rate = found / len(population)
+        passed = rate <= budget
+        method = (
+            f"all {len(population)} documents audited (the batch is no larger than the sample size {sample_size}); "
+            "the residual rate is measured exactly, no sampling bound"
+        )
+        reason = (
+            f"all documents audited: {found} of {len(population)} with a residual, rate {rate:.4f} "
+            f"{'within' if passed else 'over'} budget {budget:.4f}"
+        )
+        counts = (len(population), len(sample), found, rate)
+        return ResidualAudit(*counts, rate, budget, confidence, passed, method, reason)
     bound_value = upper(found, len(sample), confidence)
     passed = bound_value <= budget
     method = (
@@ -409,3 +426,28 @@ def _check_audit_args(sample_size: int, confidence: float, budget: float, bound:
     if not 0.0 <= budget <= 1.0:
         raise ValueError(f"budget is a rate in [0, 1], got {budget}")
     _check_counts(0, 0, confidence)
+
+
+def auditor_key(config_path: str | None = None, key_file: str | None = None) -> KeyInfo:
+    """The delivery key a release's signature is checked with: ``key_file``, else the key of the auditor's
+    config (its env var, else its key file; the working directory's defaults without a config). Never a
+    key found through the release itself: its manifest's ``base_dir`` is the release's claim, not a trust root.
+    Raises ``HmacKeyError`` (saying where it looked) when there is none; never creates one."""
+    from pathlib import Path
+
+    from curation.config import load_config
+    from curation.vault import HmacKeyError, load_key
+
+    if key_file:
+        if not Path(key_file).is_file():
+            raise HmacKeyError(f"key file {key_file} does not exist")
+        return load_key(env_var="", key_file=key_file)  # an explicit file wins over the environment
+    config = load_config(config_path, base_dir=None if config_path else str(Path.cwd()))
+    settings = config.surrogates
+    path = config.path(settings.key_file) if settings.key_file else config.path(".curation/dev-hmac.key")
+    if not os.environ.get(settings.key_env) and not path.is_file():
+        raise HmacKeyError(
+            f"no delivery key to verify the manifest signature with: set {settings.key_env}, or pass --key-file, "
+            f"or --config of the project that made the release (looked for {path})"
+        )
+    return load_key(env_var=settings.key_env, key_file=path, create_dev_key=False)

@@ -61,7 +61,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     tags = {FINGERPRINT_TAG: fingerprint} if fingerprint else None
     result = definitions.run_curation(settings, args.log_level, tags=tags)
     elapsed = time.perf_counter() - started
-    return report_run(result, config, elapsed)
+    code = report_run(result, config, elapsed)
+    interrupted = getattr(result, "interrupted_by", None)
+    return 128 + interrupted if interrupted else code
 
 
 def check_freshness(config, root: Path, force: bool) -> tuple[bool, str | None]:
@@ -69,9 +71,11 @@ def check_freshness(config, root: Path, force: bool) -> tuple[bool, str | None]:
     the inputs' fingerprint for the run to record with its release; None when it cannot be computed)."""
     import curation
     from curation.freshness import batch_fingerprint, check
+    from curation.preflight import check_run_inputs
     from curation.release import verify_release
     from curation.warehouse import Warehouse
 
+    check_run_inputs(config)  # a missing/empty input or a bad labeled file: one line now, not a trace later
     started = time.perf_counter()
     layer = [root / name for name in ("assets", "checks", "resources", "automation", "definitions.py")]
     fingerprint = batch_fingerprint(config, [Path(curation.__file__).parent, *layer])
@@ -103,7 +107,8 @@ def report_run(result, config, elapsed: float) -> int:
                 release_path = mat.metadata["path"].value
         elif event.event_type_value == "ASSET_CHECK_EVALUATION":
             ev = event.event_specific_data
-            print(f"  check {ev.asset_check_key.name:<26} {'PASSED' if ev.passed else 'FAILED'}")
+            why = f": {ev.description}" if not ev.passed and getattr(ev, "description", None) else ""
+            print(f"  check {ev.asset_check_key.name:<26} {'PASSED' if ev.passed else 'FAILED'}{why}")
         elif event.event_type_value in ("STEP_FAILURE", "STEP_SKIPPED"):
             print(f"  {event.event_type_value.lower().replace('_', ' ')}: {event.step_key}")
     counts = Warehouse(config.warehouse_path).row_counts()
@@ -118,13 +123,23 @@ def report_run(result, config, elapsed: float) -> int:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    """Re-verify a release: checksums, recorded gates and, with its warehouse, a fresh leak scan."""
+    """Re-verify a release: its signature and checksums, recorded gates and, with its warehouse, a fresh
+    leak scan."""
+    from curation.audit import auditor_key
     from curation.release import verify_release
+    from curation.vault import HmacKeyError
 
     release = Path(args.release_dir)
-    problems = verify_release(release)
+    if not release.is_dir():
+        problems = verify_release(release)
+    else:
+        try:
+            problems = verify_release(release, auditor_key(args.config, args.key_file))
+        except HmacKeyError as exc:  # an unverifiable signature fails the audit, it is not skipped
+            problems = [*verify_release(release), f"manifest signature not verified: {exc}"]
     manifest = json.loads((release / "manifest.json").read_text()) if not problems else {}
-    failed = [name for name, gate in manifest.get("gates", {}).items() if not gate.get("passed")]
+    gates = manifest.get("gates", {})
+    failed = [name for name, gate in gates.items() if not (gate.get("passed") if isinstance(gate, dict) else gate)]
     problems += [f"gate {name} recorded as failed" for name in failed]
     warehouse_path = Path(args.warehouse) if args.warehouse else None
     if warehouse_path is None and manifest:
@@ -138,7 +153,9 @@ def cmd_audit(args: argparse.Namespace) -> int:
     for problem in problems:
         print(f"FAIL {problem}")
     if not problems:
-        print(f"OK {release}: checksums verify, {len(manifest.get('gates', {}))} recorded gates passed")
+        key_id = manifest.get("signature", {}).get("key_id")
+        gates_passed = len(manifest.get("gates", {}))
+        print(f"OK {release}: signature (key {key_id}) and checksums verify, {gates_passed} recorded gates passed")
     return 1 if problems else 0
 
 
@@ -202,6 +219,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="curation", description=__doc__.splitlines()[0])
+    parser.add_argument("--debug", action="store_true", help="show the traceback of an error (any position)")
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run the whole pipeline in-process (embedded sample by default)")
     run.add_argument("--input", help="JSONL / Parquet / CSV file or a folder of text/code files")
@@ -248,13 +266,39 @@ def build_parser() -> argparse.ArgumentParser:
     audit = sub.add_parser("audit", help="re-verify an existing release (checksums, recorded gates)")
     audit.add_argument("release_dir")
     audit.add_argument("--warehouse", help="warehouse DuckDB file (default: the one recorded in the manifest)")
+    audit.add_argument("--config", help="YAML config whose delivery key verifies the manifest signature")
+    audit.add_argument("--key-file", help="delivery key file to verify the manifest signature with")
     audit.set_defaults(func=cmd_audit)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run a command; a user error is answered in two lines (what and where, what to do) and exit code 2,
+    any other error in one line and exit code 1; ``--debug`` (anywhere on the line) shows the traceback."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv
+    argv = [a for a in argv if a != "--debug"]
     args = build_parser().parse_args(argv)
-    return int(args.func(args) or 0)
+    if debug:
+        return int(args.func(args) or 0)
+    from curation.preflight import USER_ERRORS, hint_for
+
+    try:
+        return int(args.func(args) or 0)
+    except USER_ERRORS as exc:
+        hint = hint_for(exc)
+        print(f"curation {args.command}: error: {exc}\n  {hint} (--debug shows the traceback)", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"curation {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:
+        print(
+            f"curation {args.command}: unexpected {type(exc).__name__}: {exc}\n"
+            "  this is a bug, not your input: run again with --debug and report the traceback",
+            file=sys.stderr,
+        )
+        return 1
 
 
 if __name__ == "__main__":

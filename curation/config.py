@@ -170,7 +170,8 @@ class CurationConfig:
         if found is None:
             raise ConfigError(
                 f"delivery batch {batch_id!r} is neither the configured batch_id ({self.batch_id!r}) nor an entry of "
-                f"the inbox {self.inbox_path}: add {batch_id}.jsonl (or .parquet/.csv, or a folder {batch_id}/) there"
+                f"the inbox folder {self.inbox_path.resolve()}: add {batch_id}.jsonl (or .parquet/.csv, or a folder "
+                f"{batch_id}/) there"
             )
         return dataclasses.replace(self, batch_id=batch_id, input=str(found.resolve()))
 
@@ -222,7 +223,10 @@ def config_from_dict(data: dict[str, Any], where: str = "<dict>") -> CurationCon
     kwargs: dict[str, Any] = {}
     for key, value in data.items():
         if key not in top_fields:
-            raise ConfigError(f"{where}: unknown setting {key!r}; known settings: {sorted(top_fields)}")
+            raise ConfigError(
+                f"{where}: unknown setting {key!r}{_did_you_mean(key, top_fields)}; known settings: "
+                f"{sorted(top_fields)}"
+            )
         if key in _SECTIONS:
             kwargs[key] = _section(_SECTIONS[key], value, f"{where}: {key}")
         else:
@@ -240,7 +244,8 @@ def _section(cls: type, value: Any, where: str) -> Any:
     names = {f.name: f for f in dataclasses.fields(cls)}
     unknown = set(value) - set(names)
     if unknown:
-        raise ConfigError(f"{where}: unknown key(s) {sorted(unknown)}; allowed: {sorted(names)}")
+        guess = _did_you_mean(sorted(unknown)[0], set(names))
+        raise ConfigError(f"{where}: unknown key(s) {sorted(unknown)}{guess}; allowed: {sorted(names)}")
     cleaned = {k: tuple(v) if isinstance(v, list) else v for k, v in value.items()}
     try:
         return cls(**cleaned)
@@ -267,7 +272,10 @@ def _check(config: CurationConfig, where: str) -> None:
         problems.append("release.views must be a non-empty subset of ['surrogate', 'redacted']")
     gates = config.gates
     if not 0 <= gates.masked_fraction_min < gates.masked_fraction_max <= 1:
-        problems.append("gates: need 0 <= masked_fraction_min < masked_fraction_max <= 1")
+        problems.append(
+            "gates: need 0 <= masked_fraction_min < masked_fraction_max <= 1, got "
+            f"masked_fraction_min={gates.masked_fraction_min}, masked_fraction_max={gates.masked_fraction_max}"
+        )
     problems += _check_labeled_sets(config)
     if problems:
         raise ConfigError(f"{where}: " + "; ".join(problems))
@@ -282,3 +290,10 @@ def _check_labeled_sets(config: CurationConfig) -> list[str]:
         elif not config.path(path.strip()).is_file():
             problems.append(f"tagger.labeled_sets: {config.path(path.strip())} (domain {domain!r}) is not a file")
     return problems
+
+
+def _did_you_mean(name: str, known: set[str]) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(name, sorted(known), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""

@@ -56,6 +56,18 @@ class GateResult:
     def to_dict(self) -> dict:
         return {"name": self.name, "passed": self.passed, **self.detail}
 
+    @property
+    def reason(self) -> str:
+        return str(self.detail.get("reason") or "")
+
+
+def explained(result: GateResult, measured: str, limit: str, reason: str) -> GateResult:
+    """The gate with what it measured, the limit it applied and a one-line reason, pass or fail (shown in
+    the UI, the run log and the card); an explanation the gate already gave is kept."""
+    detail = {"measured": measured, "limit": limit, **result.detail}
+    detail["reason"] = result.detail.get("reason") or reason
+    return GateResult(result.name, result.passed, detail)
+
 
 def release_texts(warehouse: Warehouse, batch_id: str) -> list[tuple[str, str]]:
     """(doc_id, text) of every view that goes into a release: surrogate and redacted."""
@@ -131,7 +143,8 @@ def residual_leak_scan(warehouse: Warehouse, batch_id: str, key: bytes | None, a
     by_label: dict[str, int] = {}
     for f in findings:
         by_label[f.label] = by_label.get(f.label, 0) + f.count
-    return GateResult(
+    occurrences = sum(by_label.values())
+    result = GateResult(
         RESIDUAL_LEAK_SCAN,
         passed=len(texts) > 0 and not findings,
         detail={
@@ -142,6 +155,14 @@ def residual_leak_scan(warehouse: Warehouse, batch_id: str, key: bytes | None, a
             "occurrences_by_label": by_label,
             "reason": "" if texts else "no release text to scan",
         },
+    )
+    return explained(
+        result,
+        f"{len(findings)} original values found ({occurrences} occurrences) in {len(texts)} release texts",
+        "0 findings",
+        f"{len(findings)} masked or gold values survive in the release text: {', '.join(sorted(by_label))}"
+        if findings
+        else f"no masked or gold value survives in the release text ({findings.values_checked} values checked)",
     )
 
 
@@ -186,7 +207,18 @@ def residual_detector_audit(
     detail = {k: getattr(audit, k) for k in audit.__dataclass_fields__}
     detail["residual_spans_by_label"] = labels
     detail["audit_config"] = audit_config
-    return GateResult(RESIDUAL_DETECTOR_AUDIT, bool(audit.passed), detail)
+    census = audit.sampled == audit.population
+    measured = (
+        f"residual rate {audit.rate:.4f} ({audit.with_residual} of {audit.population} documents, all audited)"
+        if census
+        else f"upper bound {audit.upper_bound:.4f} ({audit.with_residual} of {audit.sampled} sampled documents)"
+    )
+    return explained(
+        GateResult(RESIDUAL_DETECTOR_AUDIT, bool(audit.passed), detail),
+        measured,
+        f"residual budget {g.residual_budget:.4f}" + ("" if census else f" at {g.confidence:.0%} confidence"),
+        audit.reason,
+    )
 
 
 def masked_fraction_budget(warehouse: Warehouse, config: CurationConfig) -> GateResult:
@@ -200,7 +232,15 @@ def masked_fraction_budget(warehouse: Warehouse, config: CurationConfig) -> Gate
     g = config.gates
     fraction = masked / total if total else float("nan")
     passed = total > 0 and g.masked_fraction_min <= fraction <= g.masked_fraction_max
-    return GateResult(
+    if not total:
+        why = ""
+    elif passed:
+        why = f"masked fraction {fraction:.4f} within [{g.masked_fraction_min}, {g.masked_fraction_max}]"
+    elif fraction > g.masked_fraction_max:
+        why = f"masked fraction {fraction:.4f} above the maximum {g.masked_fraction_max}: masking most of the text"
+    else:
+        why = f"masked fraction {fraction:.4f} below the minimum {g.masked_fraction_min}: masking almost nothing"
+    result = GateResult(
         MASKED_FRACTION_BUDGET,
         passed,
         {
@@ -212,6 +252,8 @@ def masked_fraction_budget(warehouse: Warehouse, config: CurationConfig) -> Gate
             "reason": "" if total else "empty batch: no characters to mask",
         },
     )
+    measured = f"masked fraction {fraction:.4f} ({masked} of {total} characters)" if total else "no characters"
+    return explained(result, measured, f"[{g.masked_fraction_min}, {g.masked_fraction_max}]", why)
 
 
 def calibration_health(summary: dict, config: CurationConfig) -> GateResult:
@@ -231,7 +273,7 @@ def calibration_health(summary: dict, config: CurationConfig) -> GateResult:
         problems.append(f"held-out collateral {held.get('fpr')} above budget {g.collateral_budget}")
     if summary.get("policy") != "detectors" and (auroc is None or auroc < g.min_auroc):
         problems.append(f"surprise AUROC {auroc} below minimum {g.min_auroc}")
-    return GateResult(
+    result = GateResult(
         CALIBRATION_HEALTH,
         not problems,
         {
@@ -241,6 +283,14 @@ def calibration_health(summary: dict, config: CurationConfig) -> GateResult:
             "min_auroc": g.min_auroc,
             "problems": problems,
         },
+    )
+    shown = {k: f"{v:.4g}" if isinstance(v, float) else str(v) for k, v in checks.items()}
+    return explained(
+        result,
+        f"held-out coverage {shown['heldout_tpr']}, collateral {shown['heldout_fpr']}, "
+        f"surprise AUROC {shown['surprise_auroc']}",
+        f"coverage >= {g.coverage_goal}, collateral <= {g.collateral_budget}, AUROC >= {g.min_auroc}",
+        "; ".join(problems) if problems else "held-out coverage, collateral and surprise AUROC within their limits",
     )
 
 
@@ -281,14 +331,19 @@ def score_drift(warehouse: Warehouse, config: CurationConfig, model_key: str) ->
     detail: dict = {"tokens": int(this.sum()), "max_psi": limit}
     if this.sum() == 0 or reference.sum() == 0:
         detail["reason"] = "no token scores for this batch or for the calibration data: drift cannot be judged"
-        return GateResult(SCORE_DRIFT, False, detail)
+        return explained(GateResult(SCORE_DRIFT, False, detail), "no token scores", f"PSI <= {limit}", "")
     detail["psi_vs_calibration"] = round(population_stability_index(reference, this), 4)
     detail["psi_vs_other_batches"] = round(population_stability_index(others, this), 4) if others.sum() else None
     # The thresholds were fitted to the calibration data, so that comparison decides; the comparison with
     # the other batches is reported to tell "this batch is unusual" from "all deliveries have moved".
     passed = detail["psi_vs_calibration"] <= limit
     detail["reason"] = "" if passed else "token surprise distribution shifted: recalibrate on data like this batch"
-    return GateResult(SCORE_DRIFT, passed, detail)
+    return explained(
+        GateResult(SCORE_DRIFT, passed, detail),
+        f"PSI {detail['psi_vs_calibration']:.4f} vs the calibration data ({int(this.sum())} tokens)",
+        f"PSI <= {limit}",
+        "token surprise distribution close to the calibration data",
+    )
 
 
 def surrogate_consistency(vault, key: bytes, batch_originals: list[tuple[str, str]]) -> GateResult:
@@ -300,10 +355,18 @@ def surrogate_consistency(vault, key: bytes, batch_originals: list[tuple[str, st
     duplicates = len(keys) - len(set(keys))
     originals = {hmac_value(key, value, label) for label, value in batch_originals}
     reused = sum(1 for r in records if hmac_value(key, r.surrogate, r.entity_type) in originals)
-    return GateResult(
+    result = GateResult(
         SURROGATE_CONSISTENCY,
         passed=duplicates == 0 and reused == 0,
         detail={"vault_records": len(records), "conflicting_mappings": duplicates, "originals_reused": reused},
+    )
+    return explained(
+        result,
+        f"{duplicates} conflicting mappings, {reused} originals reused as surrogates ({len(records)} vault records)",
+        "0 conflicting mappings, 0 originals reused",
+        "one surrogate per (scope, type, value), none equal to an original of the batch"
+        if result.passed
+        else f"{duplicates} values have more than one surrogate; {reused} surrogates equal an original value",
     )
 
 

@@ -124,14 +124,7 @@ class _Reject(Exception):
 def ingest(path: Path, *, batch_id: str, field_map: FieldMap | None = None, max_chars: int = 200_000) -> IngestResult:
     """Ingest a JSONL/Parquet/CSV file or a folder into documents, gold spans and quarantine."""
     path = Path(path)
-    expected = "a .jsonl, .parquet or .csv file, or a folder"
-    if not path.exists():
-        raise IngestError(f"input {path} does not exist; expected {expected}")
-    if path.is_file() and path.suffix.lower() not in RECORD_SUFFIXES:
-        raise IngestError(
-            f"input {path} has unknown format {path.suffix or '(no suffix)'!r}; expected {expected} "
-            "(single text or code files are ingested by passing their folder)"
-        )
+    check_input_path(path)
     fmap = field_map or FieldMap()
     collector = _Collector(batch_id, max_chars)
     if path.is_dir():
@@ -141,6 +134,19 @@ def ingest(path: Path, *, batch_id: str, field_map: FieldMap | None = None, max_
     for raw in raws:
         collector.add(raw)
     return collector.result()
+
+
+def check_input_path(path: Path) -> None:
+    """Raise IngestError when ``path`` is not something ingest can read (missing, or an unknown format)."""
+    path = Path(path)
+    expected = "a .jsonl, .parquet or .csv file, or a folder"
+    if not path.exists():
+        raise IngestError(f"input {path} does not exist; expected {expected}")
+    if not path.is_dir() and path.suffix.lower() not in RECORD_SUFFIXES:
+        raise IngestError(
+            f"input {path} has unknown format {path.suffix or '(no suffix)'!r}; expected {expected} "
+            "(single text or code files are ingested by passing their folder)"
+        )
 
 
 # --- readers: turn files into _Raw records, never raising on bad content ---------------------
@@ -200,42 +206,88 @@ def _parse_json_line(raw: bytes, source: str, locator: str, fmap: FieldMap) -> _
 
 
 def _read_csv(path: Path, rel: str, fmap: FieldMap) -> Iterator[_Raw]:
-    """Rows streamed with their raw bytes kept, so bad rows hash exactly what is on disk."""
+    """Rows streamed with their raw bytes kept, so bad rows hash exactly what is on disk.
+
+    A quoted field may span lines, but a row that spans lines and is then malformed (an unclosed or stray
+    quote) would swallow the records after it: only its first line is quarantined, naming the line, and
+    the lines after it are read again as rows of their own.
+    """
     # Process-wide setting: the default 128 KiB cell limit is below max_chars, and oversize cells
     # should reach the max_chars check (an actionable reason) rather than a csv.Error.
     csv.field_size_limit(max(csv.field_size_limit(), 1 << 28))
-    consumed: list[bytes] = []
-
-    def lines() -> Iterator[str]:
-        with path.open("rb") as fh:
-            for line in fh:
-                consumed.append(line)
-                yield line.decode("utf-8", "surrogateescape")
-
-    reader = csv.reader(lines())
     header: list[str] | None = None
     row_no = 0
-    while True:
-        try:
-            cells = next(reader)
-        except StopIteration:
-            return
-        except csv.Error as exc:
-            cells, error = None, f"unparseable CSV row ({exc}); check quoting around this row"
-        else:
-            error = None
-        raw, consumed[:] = b"".join(consumed), []
-        if header is None and cells is not None:
-            header = [c.lstrip("\ufeff") for c in cells]
-            continue
-        if cells == []:
-            continue
-        row_no += 1
-        rec = _Raw(str(path), f"{rel}:row {row_no}", _sha256(raw.rstrip(b"\r\n")))
-        rec.error = error or _csv_row_error(cells or [], header or [])
-        if rec.error is None:
-            rec.fields = fmap.remap(dict(zip(header or [], cells or [], strict=True)))
-        yield rec
+    with path.open("rb") as fh:
+        lines = _Lines(fh)
+        while (parsed := _next_csv_row(lines)) is not None:
+            first_line, consumed, cells, parse_error = parsed
+            if cells == [] and parse_error is None:  # a blank line
+                continue
+            if header is None and cells is not None and parse_error is None:
+                header = [c.lstrip("\ufeff") for c in cells]
+                continue
+            error = parse_error or _csv_row_error(cells or [], header or [])
+            if error and len(consumed) > 1:  # a broken quote ran on over later lines: keep only its first
+                last_line = consumed[-1][0]
+                lines.push_back(consumed[1:])
+                consumed = consumed[:1]
+                error = (
+                    f"broken quoting at line {first_line} of {rel} ({parse_error or 'wrong number of cells'}): "
+                    f"the row ran on over lines {first_line + 1}-{last_line}; quarantined line {first_line} only "
+                    'and read the lines after it as rows of their own; close the quote or escape it as ""'
+                )
+            elif parse_error:
+                error = f"unparseable CSV row at line {first_line} ({parse_error}); check quoting around this row"
+            row_no += 1
+            raw = b"".join(line for _, line in consumed)
+            rec = _Raw(str(path), f"{rel}:row {row_no}", _sha256(raw.rstrip(b"\r\n")))
+            rec.error = error
+            if rec.error is None:
+                rec.fields = fmap.remap(dict(zip(header or [], cells or [], strict=True)))
+            yield rec
+
+
+class _Lines:
+    """Physical lines of a file, numbered, with push-back (so lines swallowed by a broken row are re-read)."""
+
+    def __init__(self, handle) -> None:
+        self._handle = handle
+        self._pending: list[tuple[int, bytes]] = []
+        self._next_no = 1
+
+    def push_back(self, lines: list[tuple[int, bytes]]) -> None:
+        self._pending[:0] = lines
+
+    def next(self) -> tuple[int, bytes] | None:
+        if self._pending:
+            return self._pending.pop(0)
+        line = self._handle.readline()
+        if not line:
+            return None
+        self._next_no += 1
+        return self._next_no - 1, line
+
+
+def _next_csv_row(lines: _Lines) -> tuple[int, list[tuple[int, bytes]], list[str] | None, str | None] | None:
+    """(first line number, the numbered lines consumed, cells or None, parse error) of the next row."""
+    consumed: list[tuple[int, bytes]] = []
+
+    def feed() -> Iterator[str]:
+        while (item := lines.next()) is not None:
+            consumed.append(item)
+            yield item[1].decode("utf-8", "surrogateescape")
+
+    # strict: a quote followed by anything but a delimiter is an error, not silently merged text
+    reader = csv.reader(feed(), strict=True)
+    try:
+        cells, error = next(reader), None
+    except StopIteration:
+        if not consumed:
+            return None
+        cells, error = None, "unexpected end of file inside a quoted field"
+    except csv.Error as exc:
+        cells, error = None, str(exc)
+    return consumed[0][0], consumed, cells, error
 
 
 def _csv_row_error(cells: list[str], header: list[str]) -> str | None:
@@ -271,22 +323,55 @@ def _read_parquet(path: Path, rel: str, fmap: FieldMap) -> Iterator[_Raw]:
         yield _Raw(str(path), where, _hash_file(path), error=reason)
 
 
-def _walk(root: Path) -> Iterator[Path]:
-    """Regular files under ``root`` in a deterministic order; symlinks are not followed."""
+def _walk(root: Path) -> Iterator[tuple[Path, str | None]]:
+    """Every entry under ``root`` in a deterministic order, with the reason it cannot be read as content
+    (None for a regular file, or a symlink to one inside ``root``, which is followed)."""
+    inside = root.resolve()
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
+        kept = []
+        for name in sorted(d for d in dirnames if d not in SKIP_DIRS):
+            folder = Path(dirpath) / name
+            if folder.is_symlink():  # never walked: it may loop, or lead out of the delivery
+                yield folder, (
+                    "symlink to a folder, not followed (it may loop or lead outside the input); "
+                    "copy the folder into the input if it belongs to the delivery"
+                )
+            else:
+                kept.append(name)
+        dirnames[:] = kept
         for name in sorted(filenames):
             if name == "_READY":  # the inbox's completeness marker, not content
                 continue
             file = Path(dirpath) / name
-            if file.is_file() and not file.is_symlink():
-                yield file
+            yield file, _entry_problem(file, inside)
+
+
+def _entry_problem(file: Path, inside: Path) -> str | None:
+    """Why a folder entry is not readable content, or None."""
+    if file.is_symlink():
+        target = file.resolve()
+        if not target.exists():
+            return "dangling symlink (its target does not exist); remove it or copy the file in"
+        if not target.is_relative_to(inside):
+            return (
+                "symlink to a file outside the input folder, not followed (a delivery must not pull in files "
+                "from elsewhere); copy the file into the input if it belongs to the delivery"
+            )
+        if not target.is_file():
+            return "symlink to something that is not a regular file; replace it with the file itself"
+        return None
+    if not file.is_file():
+        return "not a regular file (a FIFO, socket or device); remove it from the input folder"
+    return None
 
 
 def _read_folder(root: Path, fmap: FieldMap, max_chars: int) -> Iterator[_Raw]:
-    for file in _walk(root):
+    for file, problem in _walk(root):
         rel = file.relative_to(root).as_posix()
-        if file.suffix.lower() in RECORD_SUFFIXES:
+        if problem is not None:
+            link = os.readlink(file) if file.is_symlink() else rel
+            yield _Raw(str(file), rel, _sha256(link.encode("utf-8", "surrogateescape")), error=problem)
+        elif file.suffix.lower() in RECORD_SUFFIXES:
             yield from _read_records(file, rel, fmap)
         else:
             yield _read_text_file(file, rel, max_chars)

@@ -49,6 +49,7 @@ VALIDATION = "validation"
 LABELED = "labeled"  # the tagger's other labeled sets (bundled public sets, user sets by domain)
 CORPUS = "corpus"
 SCORE_BATCH_DOCS = 64
+PROGRESS_EVERY_S = 10.0  # scoring progress lines at most this often
 
 
 # -- ingestion -------------------------------------------------------------------------------
@@ -202,11 +203,14 @@ def score_missing(
             if sha not in done or (hidden_cache is not None and not hidden_cache.has(sha))
         }
     )
-    total_chars = sum(len(text) for _, text in todo)
-    chars_done = 0
+    meter = ScoringProgress(scorer, [text for _, text in todo], progress) if progress and todo else None
     for offset in range(0, len(todo), SCORE_BATCH_DOCS):
         chunk = todo[offset : offset + SCORE_BATCH_DOCS]
-        scored = scorer.score_texts([text for _, text in chunk], with_hidden=hidden_cache is not None)
+        scored = scorer.score_texts(
+            [text for _, text in chunk],
+            progress=meter.chunk(offset) if meter else None,
+            with_hidden=hidden_cache is not None,
+        )
         new = [(sha, s) for (sha, _), s in zip(chunk, scored, strict=True) if sha not in done]
         if new:
             frame = token_scores_frame(model_key, [sha for sha, _ in new], [s for _, s in new])
@@ -214,13 +218,45 @@ def score_missing(
         if hidden_cache is not None:
             for (sha, _), s in zip(chunk, scored, strict=True):
                 hidden_cache.put(sha, s.hidden)
-        chars_done += sum(len(text) for _, text in chunk)
         if progress:
-            progress(
-                f"scored {min(offset + SCORE_BATCH_DOCS, len(todo))}/{len(todo)} texts "
-                f"({chars_done}/{total_chars} characters)"
-            )
+            progress(f"scored {min(offset + SCORE_BATCH_DOCS, len(todo))}/{len(todo)} texts")
     return len(todo)
+
+
+class ScoringProgress:
+    """Tokens scored / total across the whole stage, reported at most every PROGRESS_EVERY_S seconds, so a
+    long stage, even one very long record, is never silent."""
+
+    def __init__(self, scorer: ReferenceScorer, texts: Sequence[str], report) -> None:
+        passes = 2 if scorer.config.contrast_prompt else 1
+        self.total = passes * sum(len(scorer.tokenize(text)[0]) for text in texts)
+        self.n_texts = len(texts)
+        self.report, self.every_s = report, PROGRESS_EVERY_S
+        self.before = 0  # tokens of the chunks already finished
+        self.started = self.last = time.monotonic()
+
+    def chunk(self, offset: int):
+        """The callback for the chunk of texts starting at ``offset`` (score_texts reports per call)."""
+        base = self.before
+        first = offset + 1
+
+        def on_progress(done: int, total: int) -> None:
+            now = time.monotonic()
+            if done == total:
+                self.before = base + total
+            if now - self.last < self.every_s and not (done == total and now - self.started >= self.every_s):
+                return
+            self.last = now
+            tokens = base + done
+            rate = tokens / max(now - self.started, 1e-9)
+            left = f", ~{(self.total - tokens) / rate / 60:.1f} min left" if rate > 0 and tokens < self.total else ""
+            last = min(offset + SCORE_BATCH_DOCS, self.n_texts)
+            self.report(
+                f"scoring: {tokens:,}/{self.total:,} tokens ({100 * tokens / max(self.total, 1):.0f}%), "
+                f"texts {first}-{last} of {self.n_texts}, {rate:.0f} tokens/s{left}"
+            )
+
+        return on_progress
 
 
 # -- loading documents with their facts ------------------------------------------------------

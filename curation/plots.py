@@ -28,7 +28,16 @@ def save_calibration_plots(calibration: Calibration, docs: list[ScoredDoc], out_
     ax.set(
         xlabel="FPR (collateral)",
         ylabel="TPR (coverage)",
-        title=f"ROC, surprise AUROC {calibration.surprise_auroc:.3f}",
+        title=f"ROC of the chosen policy ({calibration.policy})",
+    )
+    # the surprise score's own AUROC describes another curve (surprise alone): a note, not the title
+    ax.text(
+        0.02,
+        0.97,
+        f"surprise-only AUROC {calibration.surprise_auroc:.3f}",
+        va="top",
+        fontsize=7,
+        transform=ax.transAxes,
     )
     ax.legend(loc="lower right", fontsize=8)
     paths["roc"] = _save(fig, out_dir / "roc.png")

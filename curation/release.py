@@ -3,6 +3,10 @@
 A release is built in a hidden temp folder next to its final place and renamed into
 ``releases_root/<release_id>`` in one step, so readers never see a half-written release. The
 manifest records a sha256, size and row count per file, which :func:`verify_release` re-checks.
+
+Checksums alone do not stop someone from editing a shard and recomputing its sha256 in the manifest, so
+the manifest is signed: an HMAC-SHA256 under a key derived from the delivery's HMAC key, with that key's
+public id. Only the id is in the release; :func:`verify_release` given the key checks the signature.
 """
 
 from __future__ import annotations
@@ -10,21 +14,27 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import hashlib
+import hmac
 import json
 import os
 import re
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
+
+if TYPE_CHECKING:
+    from curation.vault import KeyInfo
 
 MANIFEST = "manifest.json"
 CARD = "README.md"
 DATA_DIR = "data"
 MANIFEST_VERSION = 1
-RESERVED_KEYS = ("manifest_version", "release_id", "created_at", "files", "tables")
+SIGNATURE = "signature"
+SIGNATURE_ALGORITHM = "hmac-sha256"
+RESERVED_KEYS = ("manifest_version", "release_id", "created_at", "files", "tables", SIGNATURE)
 _NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
 _CHUNK = 1 << 20
 
@@ -63,11 +73,13 @@ def write_release(
     shard_rows: int = 50_000,
     *,
     extra_files: Mapping[str, Path] | None = None,
+    signing_key: KeyInfo | None = None,
 ) -> Path:
     """Write the release into a temp folder, then rename it into ``releases_root/<release_id>``.
 
     ``extra_files`` maps release-relative paths (e.g. ``plots/roc.png``) to local files to copy,
-    so images linked from the card ship with it and are covered by the manifest.
+    so images linked from the card ship with it and are covered by the manifest. ``signing_key`` (the
+    delivery's HMAC key) signs the manifest; the key never enters the release, only its id.
     Any failure removes the temp folder: either the whole release appears or nothing does.
     """
     _check_inputs(release_id, tables, manifest_extra, shard_rows, extra_files or {})
@@ -85,6 +97,8 @@ def write_release(
         ) from None
     try:
         manifest = _fill(tmp, release_id, tables, card_markdown, manifest_extra, shard_rows, extra_files or {})
+        if signing_key is not None:
+            manifest = sign_manifest(manifest, signing_key)
         _write_json(tmp / MANIFEST, manifest)
         _fsync_dir(tmp)
         if target.exists():  # re-check: rename() would silently replace an empty folder made meanwhile
@@ -213,6 +227,40 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+def sign_manifest(manifest: dict[str, Any], key: KeyInfo) -> dict[str, Any]:
+    """The manifest with a ``signature`` entry: algorithm, key id and the HMAC of everything else."""
+    plain = json.loads(json.dumps(manifest, default=_json_default, allow_nan=False))  # as it will be read back
+    plain.pop(SIGNATURE, None)
+    value = manifest_signature(plain, key.key)
+    return {**plain, SIGNATURE: {"algorithm": SIGNATURE_ALGORITHM, "key_id": key.key_id, "value": value}}
+
+
+def manifest_signature(manifest: dict[str, Any], key: bytes) -> str:
+    """HMAC-SHA256 of the canonical JSON of the manifest without its signature, under a key derived from
+    the delivery key (so a manifest signature can never be confused with a value HMAC in the vault)."""
+    body = {k: v for k, v in manifest.items() if k != SIGNATURE}
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    signing_key = hmac.new(key, b"curation release manifest signature v1", hashlib.sha256).digest()
+    return hmac.new(signing_key, canonical.encode("utf-8"), hashlib.sha256).hexdigest()
+
+
+def verify_signature(manifest: dict[str, Any], key: KeyInfo) -> list[str]:
+    """Problems with the manifest's signature under ``key`` (empty when it verifies)."""
+    signature = manifest.get(SIGNATURE)
+    if not isinstance(signature, dict) or not signature.get("value"):
+        return ["manifest.json: not signed; a signed release cannot be re-manifested without the delivery key"]
+    if signature.get("algorithm") != SIGNATURE_ALGORITHM:
+        return [f"manifest.json: unknown signature algorithm {signature.get('algorithm')!r}"]
+    if signature.get("key_id") != key.key_id:
+        return [
+            f"manifest.json: signed with key {signature.get('key_id')}, but the key given is {key.key_id}; "
+            "audit with the delivery key that made the release"
+        ]
+    if not hmac.compare_digest(str(signature["value"]), manifest_signature(manifest, key.key)):
+        return ["manifest.json: signature does not verify: the manifest was changed after it was signed"]
+    return []
+
+
 # --------------------------------------------------------------------------------------------
 # Verification
 
@@ -231,8 +279,9 @@ def read_manifest(release_dir: Path) -> dict[str, Any]:
     return data
 
 
-def verify_release(release_dir: Path) -> list[str]:
-    """Problems with a release folder: missing, extra or modified files, row count mismatches.
+def verify_release(release_dir: Path, key: KeyInfo | None = None) -> list[str]:
+    """Problems with a release folder: missing, extra or modified files, row count mismatches, and with
+    ``key`` (the delivery key) a missing or failing manifest signature.
 
     An empty list means every file listed in the manifest is present and unchanged and nothing else
     is in the folder. Run it before publishing a copy and after moving one.
@@ -245,7 +294,7 @@ def verify_release(release_dir: Path) -> list[str]:
     except ReleaseError as exc:
         return [str(exc)]
     files: dict[str, Any] = manifest["files"]
-    problems: list[str] = []
+    problems: list[str] = verify_signature(manifest, key) if key is not None else []
     for rel, meta in sorted(files.items()):
         problems += _check_file(folder, rel, meta)
     present = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file() or p.is_symlink()}

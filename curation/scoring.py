@@ -16,7 +16,7 @@ import json
 import os
 import shutil
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -267,14 +267,31 @@ class ReferenceScorer:
         return prefix
 
     # -- scoring -----------------------------------------------------------------------------
-    def score_texts(self, texts: Sequence[str], with_hidden: bool = False) -> list[TokenScores]:
+    def score_texts(
+        self,
+        texts: Sequence[str],
+        progress: Callable[[int, int], None] | None = None,
+        with_hidden: bool = False,
+    ) -> list[TokenScores]:
         """Per-token NLL for each text (or the contrastive difference), every token scored once; with
-        ``with_hidden`` the same forward pass also yields each token's last hidden state (tagger input)."""
+        ``with_hidden`` the same forward pass also yields each token's last hidden state (tagger input).
+
+        ``progress(tokens_done, tokens_total)`` is called after every forward batch, so one very long text
+        reports many times (contrastive scoring counts each token twice: two passes)."""
         self.load()
         tokenized = [self.tokenize(t) for t in texts]
-        results, hidden = self._score_tokenized(tokenized, self._prefix_ids(), with_hidden)
+        on_tokens = None
+        if progress is not None:
+            total = sum(len(ids) for ids, _, _ in tokenized) * (2 if self.config.contrast_prompt else 1)
+            done = [0]
+
+            def on_tokens(n: int) -> None:
+                done[0] += n
+                progress(done[0], total)
+
+        results, hidden = self._score_tokenized(tokenized, self._prefix_ids(), on_tokens, with_hidden)
         if self.config.contrast_prompt:
-            contrast, _ = self._score_tokenized(tokenized, self._prefix_ids(self.config.contrast_prompt))
+            contrast, _ = self._score_tokenized(tokenized, self._prefix_ids(self.config.contrast_prompt), on_tokens)
             results = [a - b for a, b in zip(results, contrast, strict=True)]
         return [
             TokenScores(s, e, r, h) for (_, s, e), r, h in zip(tokenized, results, hidden, strict=True)
@@ -286,7 +303,11 @@ class ReferenceScorer:
         return int(self._model.config.hidden_size)
 
     def _score_tokenized(
-        self, tokenized: list, prefix: list[int], with_hidden: bool = False
+        self,
+        tokenized: list,
+        prefix: list[int],
+        on_tokens: Callable[[int], None] | None = None,
+        with_hidden: bool = False,
     ) -> tuple[list[np.ndarray], list[np.ndarray | None]]:
         """NLL of every document token given the prefix and enough left context (sliding chunks)."""
         results = [np.full(len(ids), np.nan, dtype=np.float32) for ids, _, _ in tokenized]
@@ -308,6 +329,8 @@ class ReferenceScorer:
                 results[doc][first:hi] = nll
                 if with_hidden:
                     hidden[doc][first:hi] = states[i]
+            if on_tokens is not None:
+                on_tokens(sum(hi - first for _, _, first, hi in batch))
         return results, hidden
 
     def _forward(self, seqs: list[list[int]], score_from: list[int], states: list | None = None) -> list[np.ndarray]:

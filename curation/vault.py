@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Self
 
 from curation import spans as S
+from curation.private import private_db_files, private_dir, private_file
 
 log = logging.getLogger(__name__)
 
@@ -156,7 +157,10 @@ def _decode_key(raw: str, where: str) -> bytes:
 def _read_key_file(path: Path) -> KeyInfo:
     mode = stat.S_IMODE(path.stat().st_mode)
     if mode & 0o077:
-        warnings.warn(f"key file {path} is readable by group/others (mode {mode:o}); chmod 600 it", stacklevel=3)
+        warnings.warn(
+            f"key file {path} was readable by group/others (mode {mode:o}); made it 0600", stacklevel=3
+        )
+        private_file(path)
     lines = [ln.strip() for ln in path.read_text(encoding="ascii").splitlines() if ln.strip()]
     is_dev = DEV_KEY_HEADER in lines
     body = [ln for ln in lines if not ln.startswith("#")]
@@ -168,7 +172,7 @@ def _read_key_file(path: Path) -> KeyInfo:
 
 
 def _create_dev_key(path: Path) -> KeyInfo:
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    private_dir(path.parent)
     key = secrets.token_bytes(32)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w", encoding="ascii") as handle:
@@ -184,20 +188,32 @@ def _create_private_db(path: Path) -> None:
 
     The name is claimed with os.open(0o600) first; duckdb rejects an empty file, so the database
     is initialized inside a private (0700) temporary directory and renamed over the placeholder.
+    A concurrent run that claimed the name first wins; this one waits for its file to be complete.
     """
     import duckdb
 
-    if not path.parent.exists():
-        path.parent.mkdir(parents=True, mode=0o700)
-    elif stat.S_IMODE(path.parent.stat().st_mode) & 0o077:
-        log.warning("vault directory %s is accessible by group/others; prefer a 0700 directory", path.parent)
-    os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    private_dir(path.parent)
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        _wait_until_initialized(path)
+        return
+    os.chmod(path, 0o600)
     with tempfile.TemporaryDirectory(dir=path.parent, prefix=".vault-") as tmp:
         staged = Path(tmp) / path.name
         duckdb.connect(str(staged)).close()
         os.chmod(staged, 0o600)
         os.replace(staged, path)
     os.chmod(path, 0o600)
+
+
+def _wait_until_initialized(path: Path, timeout_s: float = 30.0) -> None:
+    """Another process claimed the vault's name and is initializing it: wait for a non-empty file."""
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    while path.exists() and path.stat().st_size == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
 class Vault:
@@ -221,13 +237,17 @@ class Vault:
         )
     """
 
-    def __init__(self, path: Path | str) -> None:
-        import duckdb  # local: keeps `import curation.surrogates` free of the database driver
+    def __init__(self, path: Path | str, lock_timeout_s: float = 300.0) -> None:
+        # local: keeps `import curation.surrogates` free of the database driver
+        from curation.warehouse import _connect_when_free
 
         self.path = Path(path)
         if not self.path.exists():
             _create_private_db(self.path)
-        self._con = duckdb.connect(str(self.path))
+        else:
+            private_dir(self.path.parent)
+        # DuckDB allows one writing process: a concurrent batch waits for its turn, like the warehouse
+        self._con = _connect_when_free(self.path, read_only=False, timeout_s=lock_timeout_s)
         self._con.execute(self.SCHEMA)
         self._tighten()
 
@@ -235,9 +255,7 @@ class Vault:
         return f"Vault({str(self.path)!r})"
 
     def _tighten(self) -> None:
-        for candidate in (self.path, self.path.with_name(self.path.name + ".wal")):
-            if candidate.exists():
-                os.chmod(candidate, 0o600)
+        private_db_files(self.path)
 
     def upsert(self, records: Iterable[VaultRecord]) -> int:
         """Insert or update records (key: scope, type, value HMAC); returns how many were written."""

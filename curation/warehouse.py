@@ -8,6 +8,7 @@ DuckDB allows one writing process, so every stage opens, writes and closes promp
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -17,7 +18,10 @@ import duckdb
 import numpy as np
 import polars as pl
 
+from curation.private import private_db_files, private_dir
 from curation.scoring import TokenScores
+
+log = logging.getLogger(__name__)
 
 # The shared calibration assets record their stage summaries and gates under this pseudo batch id.
 CALIBRATION_BATCH = "__calibration__"
@@ -84,14 +88,17 @@ def _connect_when_free(path: Path, read_only: bool, timeout_s: float) -> duckdb.
     """Open the file, waiting while another process holds DuckDB's single-writer lock (parallel batch
     runs write in short transactions, so they take turns instead of failing)."""
     deadline = time.monotonic() + timeout_s
-    delay = 0.05
+    delay, waited = 0.05, 0.0
     while True:
         try:
             return duckdb.connect(str(path), read_only=read_only)
         except duckdb.IOException as exc:
             if "lock" not in str(exc).lower() or time.monotonic() >= deadline:
                 raise
+            if waited < 5.0 <= waited + delay:  # a long wait is visible, a short turn-taking one is not
+                log.info("%s is locked by another process; waiting up to %.0fs for it", path, timeout_s)
             time.sleep(delay)
+            waited += delay
             delay = min(delay * 2, 2.0)
 
 
@@ -109,10 +116,11 @@ class Warehouse:
             yield shared
             return
         if not read_only:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            private_dir(self.path.parent)  # raw documents: the owner's eyes only, whatever the umask
         con = _connect_when_free(self.path, read_only, self.lock_timeout_s)
         try:
             if not read_only:
+                private_db_files(self.path)
                 key = (str(self.path.resolve()), self.path.stat().st_ino)  # the file exists once connected
                 if key not in _SCHEMA_READY:  # DDL once per file per process
                     con.execute(SCHEMA + GATE_SCHEMA)
@@ -120,6 +128,8 @@ class Warehouse:
             yield con
         finally:
             con.close()
+            if not read_only:
+                private_db_files(self.path)
 
     @contextlib.contextmanager
     def session(self) -> Iterator[None]:
@@ -258,4 +268,7 @@ CREATE TABLE IF NOT EXISTS token_tags (
 CREATE TABLE IF NOT EXISTS gate_results (
     batch_id VARCHAR, content_digest VARCHAR, check_name VARCHAR, passed BOOLEAN, detail VARCHAR,
     run_id VARCHAR, created_at TIMESTAMP);
+CREATE TABLE IF NOT EXISTS delivery_batches (
+    batch_id VARCHAR, input VARCHAR, config_path VARCHAR, base_dir VARCHAR, input_digest VARCHAR,
+    config_digest VARCHAR, origin VARCHAR, registered_at TIMESTAMP);
 """

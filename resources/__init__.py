@@ -3,13 +3,12 @@
 Heavy objects (the model, Presidio) are built once per process and shared by every asset of a run.
 """
 
-from __future__ import annotations
-
 import functools
 import os
 import warnings
 
 import dagster as dg
+from pydantic import PrivateAttr
 
 from curation.config import CurationConfig, load_config
 from curation.scoring import ReferenceScorer, ScoringConfig
@@ -27,8 +26,24 @@ class CurationSettings(dg.ConfigurableResource):
     input: str | None = None
     batch_id: str | None = None
 
-    def load(self) -> CurationConfig:
+    # The config of the run's delivery batch, resolved once when the run starts (`setup_for_execution`).
+    _batch_config: CurationConfig | None = PrivateAttr(default=None)
+
+    def setup_for_execution(self, context: dg.InitResourceContext) -> None:
+        """A partitioned run reads its batch's registered source (`curation.batches`), wherever it was
+        launched from: the CLI, the inbox sensor, a re-execution or a new launch in the UI."""
+        from curation.batches import resolve
+
+        run = context.dagster_run
+        key = run.tags.get("dagster/partition") if run is not None else None
+        if key:
+            self._batch_config = resolve(self._configured(), key)
+
+    def _configured(self) -> CurationConfig:
         return load_config(self.config_path, base_dir=self.base_dir, input=self.input, batch_id=self.batch_id)
+
+    def load(self) -> CurationConfig:
+        return self._batch_config or self._configured()
 
     def warehouse(self) -> Warehouse:
         return Warehouse(self.load().warehouse_path)
@@ -87,7 +102,11 @@ class KeyVault(dg.ConfigurableResource):
 
 
 def build_resources(settings: CurationSettings | None = None) -> dict:
-    settings = settings or CurationSettings(config_path=os.environ.get("CURATION_CONFIG") or None)
+    if settings is None:
+        # Set at launch (run config `resources.settings.config`): a run records where its batch's config came
+        # from, and the nested resources below resolve to this same instance (with its batch resolved).
+        config_path = os.environ.get("CURATION_CONFIG") or None
+        settings = CurationSettings.configure_at_launch(**({"config_path": config_path} if config_path else {}))
     return {
         "settings": settings,
         "reference_model": ReferenceModel(settings=settings),

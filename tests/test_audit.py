@@ -271,11 +271,11 @@ def test_sample_is_reproducible_and_order_independent() -> None:
 
 
 def test_residuals_over_budget_fail() -> None:
-    ids = [f"doc-{i}" for i in range(400)]
+    ids = [f"doc-{i}" for i in range(4_000)]
     result = sampled_residual_audit(ids, lambda d: d.endswith("7"), 400, 1, 0.95, 0.05, bound="wilson")
-    assert result.sampled == 400 and result.with_residual == 40
-    assert result.rate == pytest.approx(0.1)
-    assert result.upper_bound == pytest.approx(wilson_upper(40, 400))
+    assert result.sampled == 400 and result.population == 4_000
+    assert result.rate == pytest.approx(result.with_residual / 400) and result.rate > 0.05
+    assert result.upper_bound == pytest.approx(wilson_upper(result.with_residual, 400))
     assert not result.passed and "over budget" in result.reason
 
 
@@ -288,9 +288,15 @@ def test_empty_batch_fails_unless_allowed() -> None:
 
 
 def test_small_batch_is_audited_in_full_and_bad_settings_are_rejected() -> None:
-    result = sampled_residual_audit(["a", "b", "b"], lambda d: False, 100, 1, 0.95, 0.9)
+    result = sampled_residual_audit(["a", "b", "b"], lambda d: False, 100, 1, 0.95, 0.05)
     assert result.sampled == result.population == 2
-    assert result.upper_bound == pytest.approx(1 - math.sqrt(0.05))
+    assert result.passed and result.upper_bound == 0.0 and "all documents audited" in result.reason
+    # a clean batch of 20 passes with the default budget (a 95% bound on 0 of 20 would be 0.139 > 0.05) ...
+    clean = sampled_residual_audit([f"d{i}" for i in range(20)], lambda d: False, 200, 7, 0.95, 0.05)
+    assert clean.passed and clean.rate == 0.0
+    # ... and a census still fails a batch whose measured rate is over budget (2 of 20 = 0.1)
+    dirty = sampled_residual_audit([f"d{i}" for i in range(20)], lambda d: d in {"d3", "d4"}, 200, 7, 0.95, 0.05)
+    assert not dirty.passed and dirty.rate == pytest.approx(0.1) and "over budget" in dirty.reason
     with pytest.raises(ValueError, match="bound"):
         sampled_residual_audit(["a"], lambda d: False, 1, 1, 0.95, 0.1, bound="normal")
     with pytest.raises(ValueError, match="budget"):

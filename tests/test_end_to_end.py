@@ -162,6 +162,23 @@ def test_failing_gate_blocks_release(scored_copy):
     result = run_job(config_file, base_dir=str(scored_copy))
     assert _checks(result)["masked_fraction_budget"] is False
     assert "release" not in _materialized(result)
+    # the gate says why, and the batch's release partition is marked blocked by it (not a bare failure)
+    evaluation = next(
+        e.event_specific_data
+        for e in result.all_events
+        if e.event_type_value == "ASSET_CHECK_EVALUATION"
+        and e.event_specific_data.asset_check_key.name == "masked_fraction_budget"
+    )
+    assert "above the maximum 0.001" in evaluation.description
+    assert {"reason", "measured", "limit"} <= set(evaluation.metadata)
+    observations = [
+        e.event_specific_data.asset_observation
+        for e in result.all_events
+        if e.event_type_value == "ASSET_OBSERVATION"
+        and e.event_specific_data.asset_observation.asset_key == dg.AssetKey("release")
+    ]
+    assert [(o.partition, o.metadata["release_status"].value) for o in observations] == [("tiny", "blocked")]
+    assert observations[0].metadata["blocked_by"].value == "masked_fraction_budget"
     assert not (scored_copy / "releases").exists() or not any((scored_copy / "releases").iterdir())
 
 
@@ -209,10 +226,11 @@ def test_audit_command_reverifies_and_detects_tampering(e2e, tmp_path):
     _, config = e2e
     copy = tmp_path / "release"
     shutil.copytree(_release_dir(config), copy)
-    assert main(["audit", str(copy)]) == 0
+    key = ["--config", str(Path(config.base_dir) / "curation.yaml")]
+    assert main(["audit", str(copy), *key]) == 0
     card = copy / "README.md"
     card.write_text(card.read_text() + "\nedited after release\n")
-    assert main(["audit", str(copy)]) == 1
+    assert main(["audit", str(copy), *key]) == 1
 
 
 def test_release_loads_with_hf_datasets(e2e, tmp_path, monkeypatch):

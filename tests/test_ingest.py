@@ -298,3 +298,79 @@ def test_large_jsonl_streams(tmp_path: Path) -> None:
     result = ingest(src, batch_id="b")
     assert result.documents.height == 5000 and result.reconciles()
     assert isinstance(result.documents, pl.DataFrame)
+
+
+def test_csv_broken_quote_does_not_swallow_the_next_records(tmp_path: Path) -> None:
+    """An unclosed quote would make the parser read the following lines as part of one cell: the broken line
+    is quarantined by line number and the good records after it are still documents."""
+    src = tmp_path / "in.csv"
+    src.write_text('id,text,kind\n1,"broken text,text\n2,good record,text\n3,another good,text\n', encoding="utf-8")
+    result = ingest(src, batch_id="b")
+    _assert_consistent(result)
+    assert result.n_input == 3
+    assert result.documents["doc_id"].to_list() == ["2", "3"]
+    assert result.documents["text"].to_list() == ["good record", "another good"]
+    (reason,) = result.quarantine["reason"].to_list()
+    assert "broken quoting at line 2 of in.csv" in reason and "lines 3-4" in reason
+    assert result.quarantine["raw_excerpt_hash"][0] == hashlib.sha256(b'1,"broken text,text').hexdigest()
+
+
+def test_csv_broken_quote_that_closes_later_is_not_merged_silently(tmp_path: Path) -> None:
+    """The quote closes on a later line, so the merged row even has the right number of cells: the stray
+    quote is still caught (strict parsing) instead of shipping three records as one document."""
+    src = tmp_path / "in.csv"
+    src.write_text('id,text\n1,"broken\n2,good record\n3,"quoted" word\n4,fine\n', encoding="utf-8")
+    result = ingest(src, batch_id="b")
+    _assert_consistent(result)
+    assert result.documents["doc_id"].to_list() == ["2", "4"]
+    reasons = dict(zip(result.quarantine["locator"], result.quarantine["reason"], strict=True))
+    assert "broken quoting at line 2" in reasons["in.csv:row 1"]
+    assert "line 4" in reasons["in.csv:row 3"]
+
+
+def test_csv_multiline_quoted_field_is_one_record(tmp_path: Path) -> None:
+    src = tmp_path / "in.csv"
+    src.write_text('id,text\n1,"line one\nline two, with a comma"\n2,next\n', encoding="utf-8")
+    result = ingest(src, batch_id="b")
+    _assert_consistent(result)
+    assert result.documents["text"].to_list() == ["line one\nline two, with a comma", "next"]
+    assert result.quarantine.height == 0
+
+
+def test_folder_symlinks_are_followed_or_quarantined(tmp_path: Path) -> None:
+    """A symlink is never dropped: to a file inside the folder it is followed, anything else is quarantined
+    with a reason (a delivery must not pull in files from outside itself)."""
+    outside = tmp_path / "outside.txt"
+    outside.write_text("a private file elsewhere on the machine\n", encoding="utf-8")
+    root = tmp_path / "in"
+    (root / "sub").mkdir(parents=True)
+    (root / "notes.txt").write_text("the original notes\n", encoding="utf-8")
+    (root / "sub" / "data.md").write_text("# data\n", encoding="utf-8")
+    (root / "alias.md").symlink_to(root / "sub" / "data.md")  # inside: followed
+    (root / "escape.txt").symlink_to(outside)
+    (root / "dangling.txt").symlink_to(root / "missing.txt")
+    (root / "loop").symlink_to(root / "sub", target_is_directory=True)
+    result = ingest(root, batch_id="b")
+    _assert_consistent(result)
+    assert result.n_input == 6
+    assert sorted(result.documents["doc_id"]) == ["alias.md", "notes.txt"]
+    reasons = dict(zip(result.quarantine["locator"], result.quarantine["reason"], strict=True))
+    assert set(reasons) == {"escape.txt", "dangling.txt", "loop", "sub/data.md"}
+    assert "outside the input folder" in reasons["escape.txt"]
+    assert "dangling symlink" in reasons["dangling.txt"]
+    assert "symlink to a folder" in reasons["loop"]
+    assert "duplicate of doc_id alias.md" in reasons["sub/data.md"]
+    assert "private file" not in " ".join(result.documents["text"])
+
+
+def test_folder_fifo_is_quarantined_not_opened(tmp_path: Path) -> None:
+    import os
+
+    root = tmp_path / "in"
+    root.mkdir()
+    (root / "a.txt").write_text("text\n", encoding="utf-8")
+    os.mkfifo(root / "pipe")
+    result = ingest(root, batch_id="b")
+    _assert_consistent(result)
+    assert result.documents["doc_id"].to_list() == ["a.txt"]
+    assert "not a regular file" in result.quarantine["reason"][0]

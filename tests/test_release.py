@@ -6,6 +6,8 @@ import datetime as dt
 import json
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import duckdb
@@ -225,3 +227,77 @@ def test_release_id_is_readable_and_depends_on_batches_and_config() -> None:
 def test_release_id_is_a_valid_folder_name(tmp_path: Path) -> None:
     rid = release_id_for(["sample"], "abc", NOW)
     assert _write(tmp_path, rid).name == rid
+
+
+# --- signed manifests ------------------------------------------------------------------------------------
+
+
+def _key(fill: str = "ab"):
+    from curation.vault import KeyInfo, key_fingerprint
+
+    key = bytes.fromhex(fill * 32)
+    return KeyInfo(key, key_fingerprint(key), False)
+
+
+def _reforge(release: Path, base_dir: str) -> None:
+    """What the issue did: edit a shard, recompute its checksum in the manifest, point base_dir elsewhere."""
+    shard = release / "data/documents/part-00000.parquet"
+    frame = pl.read_parquet(shard).with_columns(pl.lit("edited after release").alias("text"))
+    frame.write_parquet(shard)
+    manifest = read_manifest(release)
+    manifest["files"]["data/documents/part-00000.parquet"] = {**_digest(shard, sync=False), "rows": frame.height}
+    manifest["config"] = {**manifest["config"], "base_dir": base_dir}
+    (release / "manifest.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+
+
+def test_signed_manifest_verifies_and_names_its_key_not_the_key(tmp_path: Path) -> None:
+    key = _key()
+    release = _write(tmp_path / "releases", signing_key=key)
+    signature = read_manifest(release)["signature"]
+    assert signature["algorithm"] == "hmac-sha256" and signature["key_id"] == key.key_id
+    assert verify_release(release, key) == []
+    shipped = b"".join(p.read_bytes() for p in release.rglob("*") if p.is_file())
+    assert key.key.hex().encode() not in shipped and key.key not in shipped
+
+
+def test_re_manifested_release_fails_the_signature(tmp_path: Path) -> None:
+    key = _key()
+    release = _write(tmp_path / "releases", signing_key=key)
+    _reforge(release, str(tmp_path / "elsewhere"))
+    assert verify_release(release) == []  # checksums alone are fooled: the reason for the signature
+    problems = verify_release(release, key)
+    assert problems == ["manifest.json: signature does not verify: the manifest was changed after it was signed"]
+
+
+def test_unsigned_or_foreign_signed_manifest_fails_with_the_key(tmp_path: Path) -> None:
+    unsigned = _write(tmp_path / "a")
+    assert "not signed" in verify_release(unsigned, _key())[0]
+    foreign = _write(tmp_path / "b", signing_key=_key("cd"))
+    (problem,) = verify_release(foreign, _key())
+    assert f"signed with key {_key('cd').key_id}" in problem and _key().key_id in problem
+
+
+def _audit(release: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "curation.cli", "audit", str(release), *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=300, env=env, cwd=release.parent)
+
+
+def test_audit_command_checks_the_signature(tmp_path: Path) -> None:
+    """`curation audit` with the delivery key: OK on the release as written, FAIL once re-manifested, and
+    FAIL (not a skip) when it has no key to check the signature with."""
+    key = _key()
+    release = _write(tmp_path / "releases", signing_key=key)
+    key_file = tmp_path / "delivery.key"
+    key_file.write_text(key.key.hex() + "\n", encoding="ascii")
+    key_file.chmod(0o600)
+    env = {k: v for k, v in os.environ.items() if k != "CURATION_HMAC_KEY"}
+    ok = _audit(release, "--key-file", str(key_file), env=env)
+    assert ok.returncode == 0 and f"signature (key {key.key_id})" in ok.stdout, ok.stdout + ok.stderr
+    by_env = _audit(release, env={**env, "CURATION_HMAC_KEY": key.key.hex()})
+    assert by_env.returncode == 0, by_env.stdout + by_env.stderr
+    no_key = _audit(release, env=env)
+    assert no_key.returncode == 1 and "manifest signature not verified: no delivery key" in no_key.stdout
+    _reforge(release, str(tmp_path / "elsewhere"))
+    forged = _audit(release, "--key-file", str(key_file), env=env)
+    assert forged.returncode == 1 and "signature does not verify" in forged.stdout
+    assert "Traceback" not in forged.stdout + forged.stderr

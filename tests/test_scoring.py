@@ -92,3 +92,36 @@ def test_model_key_on_a_cpu_only_host_does_not_import_torch():
         assert out[1:] == ["False", "True"]
     else:
         assert out[2] == "True"
+
+
+@pytest.fixture(scope="module")
+def small_batches() -> ReferenceScorer:
+    return ReferenceScorer(ScoringConfig(max_length=48, min_context=16, batch_tokens=96))
+
+
+def test_progress_reports_tokens_within_one_long_text(small_batches):
+    """One long record is scored in many forward batches: progress (tokens done / total) is reported after
+    each of them, rising to exactly the number of tokens scored."""
+    calls: list[tuple[int, int]] = []
+    (scores,) = small_batches.score_texts([TEXT * 3], progress=lambda done, total: calls.append((done, total)))
+    assert len(calls) >= 4
+    assert {total for _, total in calls} == {scores.n_tokens}
+    done = [d for d, _ in calls]
+    assert done == sorted(done) and done[-1] == scores.n_tokens and done[0] < scores.n_tokens
+
+
+def test_scoring_stage_logs_token_progress(small_batches, tmp_path, monkeypatch):
+    """The stage's log lines (what the Dagster run log shows) count tokens across the batch's texts."""
+    import curation.pipeline as pipeline
+    from curation.warehouse import Warehouse
+
+    monkeypatch.setattr(pipeline, "PROGRESS_EVERY_S", 0.0)  # every batch, not every 10 s
+    lines: list[str] = []
+    texts = [("a" * 64, TEXT * 3), ("b" * 64, TEXT)]
+    before = small_batches.stats.tokens_scored
+    assert pipeline.score_missing(Warehouse(tmp_path / "w.duckdb"), small_batches, texts, lines.append) == 2
+    token_lines = [line for line in lines if line.startswith("scoring: ")]
+    assert len(token_lines) >= 4
+    total = small_batches.stats.tokens_scored - before
+    assert token_lines[-1].startswith(f"scoring: {total:,}/{total:,} tokens (100%)")
+    assert "texts 1-2 of 2" in token_lines[0] and "tokens/s" in token_lines[0]

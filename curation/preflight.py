@@ -1,0 +1,76 @@
+"""Checks before a run is launched, so a user mistake is answered in one or two lines (what, where, what to
+do) instead of a stack trace from inside the orchestrator, minutes later.
+
+Only what can be known cheaply and for certain: the input exists, has a known format and holds at least one
+record; the labeled validation file parses; an HMAC key can be had. Everything else (bad records, gates) is
+the run's job: bad records are quarantined, not errors.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from curation.config import ConfigError, CurationConfig
+from curation.ingest import RECORD_SUFFIXES, SKIP_DIRS, IngestError, check_input_path
+from curation.labeled import LabeledFormatError, load_labeled
+from curation.release import ReleaseError
+from curation.vault import HmacKeyError, configured_key
+
+
+class InputError(ValueError):
+    """The run's input cannot give a single document; the message names the path and the fix."""
+
+
+# Errors a user can act on: the CLI prints their message and a hint, never a traceback (--debug shows it).
+HINTS: dict[type[Exception], str] = {
+    ConfigError: "fix that setting in the config file (or the command-line option) and run again",
+    IngestError: "point --input (or `input:` in the config) at the delivery's file or folder",
+    InputError: "point --input (or `input:` in the config) at a delivery with records in it",
+    LabeledFormatError: "fix that record of the labeled file, or point `validation:` at another file",
+    HmacKeyError: "set the key (environment variable or key file) and run again",
+    ReleaseError: "check the release folder named above",
+    FileNotFoundError: "check the path and run again",
+}
+USER_ERRORS = tuple(HINTS)
+
+
+def hint_for(exc: BaseException) -> str:
+    for cls, hint in HINTS.items():
+        if isinstance(exc, cls):
+            return hint
+    return ""
+
+
+def check_run_inputs(config: CurationConfig) -> None:
+    """Raise a user error when the configured run cannot start properly (see the module docstring)."""
+    path = config.input_path
+    check_input_path(path)
+    if not _has_content(path):
+        raise InputError(f"input {path} is empty: no records to curate (an empty export, or the wrong file?)")
+    load_labeled(config.validation_path)  # raises LabeledFormatError naming file:line and the problem
+    configured_key(config)  # raises HmacKeyError saying where a key was looked for
+
+
+def _has_content(path: Path) -> bool:
+    """Whether the input holds at least one candidate record (bad records count: they are quarantined)."""
+    if path.is_dir():
+        for file in path.rglob("*"):
+            if file.name != "_READY" and not SKIP_DIRS & set(file.relative_to(path).parts) and not file.is_dir():
+                return True
+        return False
+    fmt = RECORD_SUFFIXES[path.suffix.lower()]
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        try:
+            return pq.ParquetFile(path).metadata.num_rows > 0
+        except Exception:  # unreadable: the run quarantines it, with its reason
+            return True
+    non_blank = 0
+    with path.open("rb") as fh:
+        for line in fh:
+            if line.strip() and line.strip() != b"\xef\xbb\xbf":
+                non_blank += 1
+                if non_blank >= (2 if fmt == "csv" else 1):  # a CSV needs a header and a row
+                    return True
+    return False
