@@ -262,7 +262,7 @@ def domain_metrics(items: Sequence[TaggedText], probs: Sequence[np.ndarray], lab
 def write_token_tags(warehouse: Warehouse, key: str, rows: Sequence[tuple[str, np.ndarray]]) -> None:
     """Per-token P(not O) and the most likely label index: the tagger's stored facts."""
     frames = []
-    for sha, probs in rows:
+    for sha, probs in dict(rows).items():  # a text labeled twice (two sets, two ids) is stored once
         n = len(probs)
         if n == 0:
             continue
