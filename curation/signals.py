@@ -296,8 +296,8 @@ def load_token_tags(warehouse: Warehouse, key: str, shas: Sequence[str]) -> dict
     with warehouse.connect() as con:
         con.register("_wanted", pl.DataFrame({"doc_sha256": list(set(shas))}).to_arrow())
         frame = con.execute(
-            "SELECT DISTINCT doc_sha256, token_idx, probs FROM token_tags JOIN _wanted USING (doc_sha256) "
-            "WHERE tagger_key = ? ORDER BY doc_sha256, token_idx",
+            "SELECT doc_sha256, token_idx, any_value(probs) AS probs FROM token_tags JOIN _wanted USING (doc_sha256) "
+            "WHERE tagger_key = ? GROUP BY ALL ORDER BY doc_sha256, token_idx",
             [key],
         ).pl()
     out = {}
