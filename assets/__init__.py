@@ -13,16 +13,19 @@ from assets.masking import mask_spans, redacted_view, training_view
 from assets.release import dataset_card, release
 from assets.scoring import reference_scores, validation_scores, window_scores
 from assets.surrogates import surrogate_view
+from assets.tagger import pii_tagger, tagger_spans
 
 ALL_ASSETS = [
     validation_set,
     validation_scores,
     validation_detections,
+    pii_tagger,
     threshold_calibration,
     raw_documents,
     reference_scores,
     window_scores,
     detector_spans,
+    tagger_spans,
     mask_spans,
     training_view,
     redacted_view,

@@ -13,7 +13,7 @@ from resources import CurationSettings, ReferenceModel
 @dg.asset(
     group_name=CALIBRATION_GROUP,
     kinds={"duckdb", "numpy"},
-    deps=["validation_set", "validation_scores", "validation_detections"],
+    deps=["validation_set", "validation_scores", "validation_detections", "pii_tagger"],
 )
 def threshold_calibration(settings: CurationSettings, reference_model: ReferenceModel) -> dg.MaterializeResult:
     """Joint search over masking policy (detectors / surprise / union / residual), window, consensus k and

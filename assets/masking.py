@@ -10,7 +10,7 @@ from resources import CurationSettings, ReferenceModel
 @dg.asset(
     group_name=DELIVERY_GROUP,
     kinds={"duckdb"},
-    deps=["threshold_calibration", "detector_spans", "window_scores"],
+    deps=["threshold_calibration", "detector_spans", "tagger_spans", "window_scores"],
     partitions_def=DELIVERY_BATCHES,
 )
 @one_connection

@@ -91,6 +91,8 @@ class CardInfo:
     contact: str = ""
     # stored results of the evaluation group: {"leakage": report, "canary": probe summary, "canary_plot": path}
     privacy_evidence: dict[str, Any] = field(default_factory=dict)
+    # learned tagger: key, thresholds per domain, training (out-of-fold) and held-out metrics per domain
+    tagger: dict[str, Any] = field(default_factory=dict)
 
 
 def render_card(info: CardInfo) -> str:
@@ -105,6 +107,7 @@ def render_card(info: CardInfo) -> str:
         _detectors(info),
         _reference(info),
         _metrics(info),
+        _tagger(info),
         _collateral(info),
         _residual(info),
         _independent(info),
@@ -248,6 +251,48 @@ def _metrics(info: CardInfo) -> str:
     for text in warnings:
         out += f"\n> **Warning:** {text} (threshold {info.metric_gap_warning:g}); thresholds may not transfer.\n"
     return out + _plots(info)
+
+
+def _tagger(info: CardInfo) -> str:
+    """The learned tagger's per-domain metrics (training out of fold, held-out) and the chosen combination."""
+    t = info.tagger
+    if not t:
+        return "## Learned tagger\n\nNo learned tagger was used for this release.\n"
+    rows = []
+    for part, key in (("training (out of fold)", "training_metrics_out_of_fold"), ("held-out", "heldout_metrics")):
+        for domain, m in sorted((t.get(key) or {}).items()):
+            rows.append(
+                {
+                    "domain": domain,
+                    "split": part,
+                    "documents": m.get("documents"),
+                    "precision": m.get("precision"),
+                    "recall": m.get("recall"),
+                    "f1": m.get("f1"),
+                    "fpr": m.get("fpr"),
+                    "threshold": (t.get("thresholds") or {}).get(domain),
+                }
+            )
+    out = (
+        "## Learned tagger\n\n"
+        f"A {t.get('hidden', 256)}-unit head over the reference model's last hidden states of tokens t..t+2, "
+        f"trained on {t.get('training_texts')} labeled texts ({t.get('training_tokens')} tokens) in the "
+        f"scoring pass's by-product (no second model pass); key `{t.get('tagger_key')}`. Character-level "
+        "metrics per domain at the calibrated threshold:\n\n" + (_table(rows) if rows else "No metrics.\n")
+    )
+    held = t.get("heldout_metrics") or {}
+    mentions = [
+        {"domain": d, **{label: v for label, v in sorted((m.get("mentions_fully_masked_by_label") or {}).items())}}
+        for d, m in sorted(held.items())
+    ]
+    if mentions:
+        out += "\nHeld-out mentions fully masked (every character), per label:\n\n" + _table(mentions)
+    if t.get("detector_combination"):
+        out += (
+            f"\nDetector combination chosen on the calibration split for domain `{t.get('domain')}`: "
+            f"`{'+'.join(t['detector_combination'])}`.\n"
+        )
+    return out
 
 
 def _plots(info: CardInfo) -> str:

@@ -209,19 +209,27 @@ def cmd_eval(args: argparse.Namespace) -> int:
         print(f"curation eval: --collateral-budget must be within [0, 1], got {budget}", file=sys.stderr)
         return 2
     from curation.evaluation import run_eval
+    from curation.labeled import LabeledFormatError
     from curation.scoring import ScoringConfig
 
     scoring = ScoringConfig(prompt=args.prompt or "", contrast_prompt=args.contrast_prompt or "")
-    metrics = run_eval(
-        Path(args.gold),
-        Path(args.predictions),
-        Path(args.metrics),
-        calibrate_on=Path(args.calibrate_on) if args.calibrate_on else None,
-        policy=args.policy,
-        warehouse_path=Path(args.warehouse) if args.warehouse else None,
-        scoring=scoring,
-        collateral_budget=args.collateral_budget,
-    )
+    try:
+        metrics = run_eval(
+            Path(args.gold),
+            Path(args.predictions),
+            Path(args.metrics),
+            calibrate_on=args.calibrate_on or None,
+            domain=args.domain,
+            policy=args.policy,
+            warehouse_path=Path(args.warehouse) if args.warehouse else None,
+            scoring=scoring,
+            collateral_budget=args.collateral_budget,
+            use_tagger=not args.no_tagger,
+            public_sets=not args.no_public_sets,
+        )
+    except (LabeledFormatError, ValueError, FileNotFoundError) as exc:
+        print(f"curation eval: {exc}", file=sys.stderr)
+        return 2
     print(json.dumps(metrics["summary"], indent=2))
     return 0
 
@@ -403,7 +411,17 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("gold")
     ev.add_argument("--predictions", required=True)
     ev.add_argument("--metrics", required=True)
-    ev.add_argument("--calibrate-on", help="labeled JSONL to calibrate on (default: bundled validation set)")
+    ev.add_argument(
+        "--calibrate-on",
+        action="append",
+        help="labeled JSONL to train the tagger on and calibrate on, as PATH or DOMAIN=PATH; repeat for several "
+        "domains (default: bundled validation set)",
+    )
+    ev.add_argument("--domain", help="which --calibrate-on domain GOLD belongs to (default: the first)")
+    ev.add_argument("--no-tagger", action="store_true", help="detectors and surprise only (no learned tagger)")
+    ev.add_argument(
+        "--no-public-sets", action="store_true", help="train the tagger on --calibrate-on only (not the bundled sets)"
+    )
     ev.add_argument("--policy", default="auto", choices=["detectors", "surprise", "union", "residual", "auto"])
     ev.add_argument("--prompt", help="prompted scoring: condition every text on this description")
     ev.add_argument(

@@ -21,6 +21,10 @@ def bundled(name: str) -> Path:
     return Path(__file__).resolve().parent / "data" / name
 
 
+# Bundled public labeled sets (MIT, attribution in curation/data/public/README.md): (domain, file)
+PUBLIC_SETS = (("synthetic_pii", "presidio_synth.jsonl"), ("court", "tab_echr.jsonl"))
+
+
 @dataclass(frozen=True)
 class CalibrationConfig:
     objective: str = "max_f1"  # max_f1 | max_tpr_at_fpr | min_fpr_at_tpr
@@ -51,6 +55,21 @@ class DetectorSettings:
     allow_list: tuple[str, ...] = ()
     score_threshold: float | None = None
     use_credsweeper: bool | None = None
+
+
+@dataclass(frozen=True)
+class TaggerSettings:
+    """The learned tagger (a head over the reference model's hidden states) and the labeled sets it
+    learns from. ``domain`` names the domain of the configured validation set and of the batch: the
+    tagger threshold and the detector combination are chosen for it."""
+
+    enabled: bool = True
+    domain: str = "support"
+    # more labeled sets as "domain=path" (JSONL): the tagger trains on them, the card reports them per domain
+    labeled_sets: tuple[str, ...] = ()
+    public_sets: bool = True  # also train on the bundled public labeled sets (presidio synth, TAB; MIT)
+    epochs: int = 12
+    hidden: int = 256
 
 
 @dataclass(frozen=True)
@@ -105,6 +124,7 @@ class CurationConfig:
     gates: GateConfig = field(default_factory=GateConfig)
     release: ReleaseConfig = field(default_factory=ReleaseConfig)
     rewriting: RewriteConfig = field(default_factory=RewriteConfig)  # optional LM rewriting, off by default
+    tagger: TaggerSettings = field(default_factory=TaggerSettings)
 
     def path(self, value: str) -> Path:
         p = Path(value).expanduser()
@@ -129,6 +149,16 @@ class CurationConfig:
     @property
     def validation_path(self) -> Path:
         return self.path(self.validation) if self.validation else bundled("validation.jsonl")
+
+    def tagger_sets(self) -> list[tuple[str, Path]]:
+        """(domain, path) of the labeled sets the tagger trains on besides the validation set."""
+        out = [
+            (domain.strip(), self.path(path.strip()))
+            for domain, _, path in (str(e).partition("=") for e in self.tagger.labeled_sets)
+        ]
+        if self.tagger.public_sets:
+            out += [(domain, bundled(f"public/{name}")) for domain, name in PUBLIC_SETS]
+        return out
 
     @property
     def inbox_path(self) -> Path:
@@ -168,6 +198,7 @@ _SECTIONS = {
     "gates": GateConfig,
     "release": ReleaseConfig,
     "rewriting": RewriteConfig,
+    "tagger": TaggerSettings,
 }
 
 
@@ -248,8 +279,20 @@ def _check(config: CurationConfig, where: str) -> None:
             "gates: need 0 <= masked_fraction_min < masked_fraction_max <= 1, got "
             f"masked_fraction_min={gates.masked_fraction_min}, masked_fraction_max={gates.masked_fraction_max}"
         )
+    problems += _check_labeled_sets(config)
     if problems:
         raise ConfigError(f"{where}: " + "; ".join(problems))
+
+
+def _check_labeled_sets(config: CurationConfig) -> list[str]:
+    problems = []
+    for entry in config.tagger.labeled_sets:
+        domain, sep, path = str(entry).partition("=")
+        if not sep or not domain.strip() or not path.strip():
+            problems.append(f"tagger.labeled_sets entry {entry!r} must be 'domain=path/to/labeled.jsonl'")
+        elif not config.path(path.strip()).is_file():
+            problems.append(f"tagger.labeled_sets: {config.path(path.strip())} (domain {domain!r}) is not a file")
+    return problems
 
 
 def _did_you_mean(name: str, known: set[str]) -> str:

@@ -7,7 +7,9 @@ policy, another split) does not run the model again.
 from __future__ import annotations
 
 import json
+import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +20,7 @@ from curation.calibration import (
     ScoredDoc,
     auroc,
     calibrate,
+    char_metrics,
     evaluate,
     finite_or_none,
     pooled,
@@ -27,7 +30,20 @@ from curation.labeled import LabeledRecord, load_labeled
 from curation.masking import combine, surprise_spans
 from curation.pipeline import score_missing, sha256_text
 from curation.scoring import ReferenceScorer, ScoringConfig
+from curation.signals import choose_combination, credsweeper_spans, select_sources
 from curation.spans import Span, char_mask
+from curation.tagger import (
+    HiddenStateCache,
+    TaggedText,
+    Tagger,
+    TaggerConfig,
+    choose_threshold,
+    decode_spans,
+    entity_recall,
+    out_of_fold_probs,
+    train_tagger,
+    training_digest,
+)
 from curation.warehouse import Warehouse, load_token_scores
 
 
@@ -37,10 +53,12 @@ def default_cache() -> Path:
     return cache_root() / "eval.duckdb"
 
 
-def scored(records: list[LabeledRecord], scorer: ReferenceScorer, warehouse: Warehouse, suite) -> list[ScoredDoc]:
+def scored(
+    records: list[LabeledRecord], scorer: ReferenceScorer, warehouse: Warehouse, suite, progress=None, cache=None
+) -> list[ScoredDoc]:
     """Attach cached (or freshly computed) token scores and detector spans to labeled records."""
     shas = [sha256_text(r.text) for r in records]
-    score_missing(warehouse, scorer, list(zip(shas, [r.text for r in records], strict=True)))
+    score_missing(warehouse, scorer, list(zip(shas, [r.text for r in records], strict=True)), progress, cache)
     scores = load_token_scores(warehouse, scorer.model_key, shas)
     detected = suite.detect([r.text for r in records], [r.kind for r in records]) if suite else [[]] * len(records)
     return [
@@ -74,50 +92,191 @@ def per_label(docs: list[ScoredDoc], predicted: dict[str, list[Span]]) -> dict:
     }
 
 
+def labeled_set_specs(values: Sequence[str | Path] | str | Path | None) -> list[tuple[str, Path]]:
+    """(domain, path) from ``--calibrate-on`` values: ``domain=path`` or a path (domain = file stem, or
+    the folder name for a file called labeled.jsonl)."""
+    if values is None:
+        return [("support", bundled("validation.jsonl"))]
+    if isinstance(values, str | Path):
+        values = [values]
+    out = []
+    for value in values:
+        text = str(value)
+        domain, sep, path = text.partition("=")
+        if not sep or "/" in domain:
+            path = text
+            domain = Path(path).stem if Path(path).stem != "labeled" else Path(path).parent.name
+        out.append((domain, Path(path)))
+    return out
+
+
+def _log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def _tagged(docs: Sequence[ScoredDoc], cache) -> list[TaggedText]:
+    return [
+        TaggedText(d.text, d.scores.char_start, d.scores.char_end, cache.get(sha256_text(d.text)), d.gold) for d in docs
+    ]
+
+
+def _train_or_load(items: list[TaggedText], model_key: str, config: TaggerConfig, folder: Path, progress):
+    """The head trained on all items and each item's out-of-fold probabilities, cached by digest."""
+    digest = training_digest(items, model_key, config)
+    head_path, oof_path = folder / f"tagger-{digest}.pt", folder / f"tagger-{digest}.oof.npz"
+    if head_path.exists() and oof_path.exists():
+        progress(f"tagger {digest}: cached")
+        stored = np.load(oof_path)
+        return Tagger.load(head_path), [stored[f"a{i}"] for i in range(len(items))]
+    tokens = sum(len(i.char_start) for i in items)
+    progress(f"training the tagger on {len(items)} labeled texts ({tokens} tokens), 2 folds + full")
+    oof = out_of_fold_probs(items, model_key, config, progress=progress)
+    head = train_tagger(items, model_key, config, progress)
+    folder.mkdir(parents=True, exist_ok=True)
+    head.save(head_path)
+    np.savez_compressed(oof_path, **{f"a{i}": p for i, p in enumerate(oof)})
+    return head, oof
+
+
+def _signal_metrics(docs: Sequence[ScoredDoc], spans: dict[str, list[Span]]) -> dict:
+    pred = np.concatenate([np.array(char_mask(spans[d.doc_id], len(d.text)), bool) for d in docs] or [np.zeros(0)])
+    gold = np.concatenate([np.array(char_mask(d.gold, len(d.text)), bool) for d in docs] or [np.zeros(0)])
+    m = char_metrics(pred.astype(bool), gold.astype(bool))
+    triples = [(d.text, d.gold, spans[d.doc_id]) for d in docs]
+    return {
+        "precision": round(m.precision, 4),
+        "recall": round(m.tpr, 4),
+        "f1": round(m.f1, 4),
+        "fpr": round(m.fpr, 4),
+        "mentions_fully_masked_by_identifier": entity_recall(triples, "identifier"),
+        "mentions_fully_masked_by_label": {k: v["fully_masked"] for k, v in entity_recall(triples, "label").items()},
+    }
+
+
 def run_eval(
     gold_path: Path,
     predictions_path: Path,
     metrics_path: Path,
     *,
-    calibrate_on: Path | None = None,
+    calibrate_on: Path | str | Sequence[str | Path] | None = None,
+    domain: str | None = None,
     policy: str = "auto",
     warehouse_path: Path | None = None,
     scoring: ScoringConfig | None = None,
     collateral_budget: float = 0.03,
     use_detectors: bool = True,
+    use_tagger: bool = True,
+    public_sets: bool = True,
+    tagger_config: TaggerConfig | None = None,
+    progress=_log,
 ) -> dict:
-    """Calibrate on VAL, apply to GOLD, write predicted spans and metrics; returns the metrics."""
+    """Train the tagger on the calibration sets (plus the bundled public sets), calibrate on the
+    domain's set, predict GOLD; write predicted spans and metrics (with a per-signal ablation)."""
     started = time.perf_counter()
+    specs = labeled_set_specs(calibrate_on)
+    domain = domain or specs[0][0]
+    if domain not in {d for d, _ in specs}:
+        raise ValueError(f"--domain {domain!r} is not one of the --calibrate-on domains {[d for d, _ in specs]}")
     gold_records = load_labeled(gold_path)
-    val_records = load_labeled(calibrate_on or bundled("validation.jsonl"))
+    val_by_domain = {d: load_labeled(p) for d, p in specs}
     scorer = ReferenceScorer(scoring or ScoringConfig())
     warehouse = Warehouse(warehouse_path or default_cache())
+    cache = HiddenStateCache(warehouse.path.parent, scorer.model_key) if use_tagger else None
     suite = None
     if use_detectors:
         from curation.detectors import DetectorConfig, DetectorSuite
 
         suite = DetectorSuite(DetectorConfig())
-    val_docs = scored(val_records, scorer, warehouse, suite)
-    gold_docs = scored(gold_records, scorer, warehouse, suite)
+    val_docs: dict[str, list[ScoredDoc]] = {}
+    for name, records in val_by_domain.items():
+        progress(f"scoring and detecting calibration set {name!r} ({len(records)} records)")
+        val_docs[name] = scored(records, scorer, warehouse, suite, progress, cache)
+    progress(f"scoring and detecting {gold_path} ({len(gold_records)} records)")
+    gold_docs = scored(gold_records, scorer, warehouse, None, progress, cache)
+    if suite is not None:
+        for doc, spans in zip(
+            gold_docs, suite.detect([d.text for d in gold_docs], [d.kind for d in gold_docs]), strict=True
+        ):
+            doc.detected = spans
+    tagger_summary: dict = {"enabled": use_tagger}
+    if use_tagger:
+        public = []
+        if public_sets:
+            from curation.config import PUBLIC_SETS
+
+            for _, name in PUBLIC_SETS:
+                records = load_labeled(bundled(f"public/{name}"))
+                progress(f"scoring bundled public set {name} ({len(records)} records)")
+                public += scored(records, scorer, warehouse, None, progress, cache)
+        order = [(d, doc) for d in val_docs for doc in val_docs[d]]
+        items = _tagged([doc for _, doc in order] + public, cache)
+        config = tagger_config or TaggerConfig()
+        head, oof = _train_or_load(items, scorer.model_key, config, warehouse.path.parent / "taggers", progress)
+        thresholds = {}
+        for name in val_docs:
+            idx = [i for i, (d, _) in enumerate(order) if d == name]
+            thresholds[name], _ = choose_threshold([items[i] for i in idx], [oof[i] for i in idx])
+        for i, (name, doc) in enumerate(order):  # calibration docs: spans of a head that never saw them
+            it = items[i]
+            doc.detected = doc.detected + decode_spans(
+                it.text, it.char_start, it.char_end, oof[i], head.labels, thresholds[name]
+            )
+        for doc, it in zip(gold_docs, _tagged(gold_docs, cache), strict=True):
+            probs = head.predict(it.hidden)
+            doc.detected = doc.detected + decode_spans(
+                it.text, it.char_start, it.char_end, probs, head.labels, thresholds[domain]
+            )
+        tagger_summary.update(
+            {
+                "tagger_key": head.key,
+                "thresholds": thresholds,
+                "training_texts": len(items),
+                "public_sets": public_sets,
+                **{k: v for k, v in head.report.items() if k != "labels"},
+            }
+        )
+    for docs in [*val_docs.values(), gold_docs]:
+        for doc, found in zip(docs, credsweeper_spans([d.text for d in docs], [d.kind for d in docs]), strict=True):
+            doc.detected = doc.detected + found
+    per_domain = {}
+    for name, docs in val_docs.items():
+        combination, table = choose_combination(docs)
+        per_domain[name] = {"detector_combination": "+".join(combination), "calibration_combinations": table}
+    combination = tuple(per_domain[domain]["detector_combination"].split("+"))
+    ablation_signals = {c: tuple(c.split("+")) for c in ("rules", "tagger", "credsweeper", "credsweeper&tagger")}
+    ablation = {
+        name: _signal_metrics(gold_docs, {d.doc_id: select_sources(len(d.text), d.detected, combo) for d in gold_docs})
+        for name, combo in ablation_signals.items()
+    }
+    cal_docs = val_docs[domain]
+    for doc in [*cal_docs, *gold_docs]:
+        doc.detected = select_sources(len(doc.text), doc.detected, combination)
     policies = POLICIES if policy == "auto" else (policy,)
-    if not use_detectors:
+    if not use_detectors and not use_tagger:
         policies = ("surprise",)
-    per_policy = {}
+    per_policy, cals = {}, {}
     chosen: Calibration | None = None
     for name in policies:
-        cal = calibrate(val_docs, policies=(name,), collateral_budget=collateral_budget)
+        progress(f"calibrating policy {name} on {domain!r}")
+        cal = cals[name] = calibrate(cal_docs, policies=(name,), collateral_budget=collateral_budget)
         per_policy[name] = {
             "params": cal.params.name,
             "surprise_auroc_gold": finite_or_none(auroc(*pooled(gold_docs, "surprise", cal.params))),
             "threshold": finite_or_none(cal.point.threshold),
             "surprise_auroc_validation": finite_or_none(cal.surprise_auroc),
-            "validation": evaluate(val_docs, cal),
+            "validation": evaluate(cal_docs, cal),
             "gold": evaluate(gold_docs, cal),
         }
         if chosen is None or cal.point.metrics.f1 > chosen.point.metrics.f1:
             chosen = cal
     assert chosen is not None
     predicted = predictions(gold_docs, chosen)
+    surprise_cal = cals.get("surprise")
+    if surprise_cal is not None:
+        ablation["surprise"] = _signal_metrics(
+            gold_docs, {d.doc_id: combine("surprise", [], surprise_spans(d, surprise_cal)) for d in gold_docs}
+        )
+    ablation["chosen"] = _signal_metrics(gold_docs, predicted)
     predictions_path.parent.mkdir(parents=True, exist_ok=True)
     with predictions_path.open("w", encoding="utf-8") as f:
         for doc in gold_docs:
@@ -130,16 +289,24 @@ def run_eval(
     metrics = {
         "summary": {
             "gold": str(gold_path),
-            "calibrated_on": str(calibrate_on or "bundled validation.jsonl"),
+            "calibrated_on": ", ".join(f"{d}={p}" for d, p in specs) if calibrate_on else "bundled validation.jsonl",
+            "domain": domain,
             "records": len(gold_docs),
+            "detector_combination": "+".join(combination),
             "policy": chosen.policy,
             "params": chosen.params.name,
             "threshold": finite_or_none(chosen.point.threshold),
             "collateral_budget": collateral_budget,
             **{k: round(v, 4) for k, v in (chosen_gold["metrics"] or {}).items() if isinstance(v, float)},
+            "mentions_fully_masked_by_identifier": {
+                k: v["fully_masked"] for k, v in ablation["chosen"]["mentions_fully_masked_by_identifier"].items()
+            },
             "surprise_auroc_gold": finite_or_none(auroc(*pooled(gold_docs, "surprise", chosen.params))),
             "seconds": round(time.perf_counter() - started, 1),
         },
+        "ablation": ablation,
+        "per_domain": per_domain,
+        "tagger": tagger_summary,
         "per_policy": per_policy,
         "per_label": per_label(gold_docs, predicted),
         "model": scorer.description,

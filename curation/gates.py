@@ -341,7 +341,9 @@ def score_drift(warehouse: Warehouse, config: CurationConfig, model_key: str) ->
     much or too little, so a drift warning asks for recalibration on data like this batch."""
     batch = config.batch_id
     this = _nll_histogram(warehouse, model_key, "SELECT sha256 FROM documents WHERE batch_id = ?", [batch])
-    reference = _nll_histogram(warehouse, model_key, "SELECT sha256 FROM validation_docs", [])
+    reference = _nll_histogram(
+        warehouse, model_key, "SELECT sha256 FROM validation_docs WHERE dataset = 'validation'", []
+    )
     others = _nll_histogram(warehouse, model_key, "SELECT sha256 FROM documents WHERE batch_id <> ?", [batch])
     limit = config.gates.drift_max_psi
     detail: dict = {"tokens": int(this.sum()), "max_psi": limit}

@@ -24,6 +24,7 @@ from typing import Any
 
 import polars as pl
 
+from curation.labelmap import UnknownLabelError, map_label, unknown_label_message
 from curation.spans import Span, validate_spans
 
 KINDS = frozenset({"text", "code", "chat"})
@@ -495,7 +496,13 @@ def _gold_spans(value: Any, n_chars: int) -> list[Span]:
     problems = validate_spans(spans, n_chars)
     if problems:
         raise _Reject("; ".join(problems[:3]) + "; offsets are characters into the text, end exclusive")
-    return spans
+    mapped = []
+    for i, span in enumerate(spans):  # onto the convention's labels; an unknown one never ships as a tag
+        try:
+            mapped.append(Span(span.start, span.end, map_label(span.label), source="gold"))
+        except UnknownLabelError:
+            raise _Reject(unknown_label_message(span.label, f"span {i}")) from None
+    return mapped
 
 
 def _metadata_of(value: Any) -> dict[str, Any]:

@@ -14,11 +14,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from curation.labelmap import UnknownLabelError, map_label, unknown_label_message
 from curation.spans import Span
 
 KINDS = frozenset({"text", "code", "chat"})
@@ -43,7 +44,7 @@ class LabeledRecord:
         out: dict[str, Any] = {
             "id": self.id,
             "text": self.text,
-            "spans": [{"start": s.start, "end": s.end, "label": s.label} for s in self.spans],
+            "spans": [_span_dict(s) for s in self.spans],
         }
         if self.kind != "text":
             out["kind"] = self.kind
@@ -52,8 +53,9 @@ class LabeledRecord:
         return out
 
     @classmethod
-    def from_dict(cls, data: Any) -> LabeledRecord:
-        """Validate and build a record; raises ValueError/TypeError saying what is wrong."""
+    def from_dict(cls, data: Any, label_map: Mapping[str, str] | None = None) -> LabeledRecord:
+        """Validate and build a record; labels go through the label map (default: the bundled one for
+        TAB, CredData and presidio-research names); raises ValueError/TypeError saying what is wrong."""
         if not isinstance(data, dict):
             raise TypeError(f"expected a JSON object, got {type(data).__name__}")
         rec_id = data.get("id")
@@ -68,11 +70,18 @@ class LabeledRecord:
         scope_id = data.get("scope_id")
         if scope_id is not None and not isinstance(scope_id, str | int):
             raise ValueError("'scope_id' must be a string or integer")
-        spans = _parse_spans(data.get("spans"), text)
+        spans = _parse_spans(data.get("spans"), text, label_map)
         return cls(str(rec_id), text, spans, kind, None if scope_id is None else str(scope_id))
 
 
-def _parse_spans(value: Any, text: str) -> list[Span]:
+def _span_dict(span: Span) -> dict[str, Any]:
+    out: dict[str, Any] = {"start": span.start, "end": span.end, "label": span.label}
+    if span.source.startswith("gold:"):
+        out["identifier"] = span.source.split(":", 1)[1]
+    return out
+
+
+def _parse_spans(value: Any, text: str, label_map: Mapping[str, str] | None = None) -> list[Span]:
     if value is None:
         return []
     if not isinstance(value, list):
@@ -87,12 +96,22 @@ def _parse_spans(value: Any, text: str) -> list[Span]:
         start, end = item["start"], item["end"]
         if not 0 <= start < end <= len(text):
             raise ValueError(f"span {i} [{start}, {end}) is empty or outside the text ({len(text)} chars)")
-        spans.append(Span(start, end, label, source="gold"))
+        identifier = item.get("identifier")
+        if identifier == "NO_MASK":  # TAB: a mention the annotators chose not to mask is no target
+            continue
+        try:
+            mapped = map_label(label, label_map)
+        except UnknownLabelError:
+            raise ValueError(unknown_label_message(label, f"span {i}", label_map)) from None
+        # TAB's DIRECT/QUASI decision rides on the source, for entity-level recall per identifier type
+        source = f"gold:{identifier}" if isinstance(identifier, str) and identifier else "gold"
+        spans.append(Span(start, end, mapped, source=source))
     return spans
 
 
-def load_labeled(path: Path) -> list[LabeledRecord]:
-    """Read labeled JSONL line by line; blank lines are skipped, ids must be unique."""
+def load_labeled(path: Path, label_map: Mapping[str, str] | None = None) -> list[LabeledRecord]:
+    """Read labeled JSONL line by line; blank lines are skipped, ids must be unique; labels are mapped
+    onto the convention's (an unknown label is an error naming it, the line and the known labels)."""
     path = Path(path)
     records: list[LabeledRecord] = []
     first_line: dict[str, int] = {}
@@ -101,7 +120,7 @@ def load_labeled(path: Path) -> list[LabeledRecord]:
             if not raw.strip():
                 continue
             try:
-                rec = LabeledRecord.from_dict(json.loads(raw.decode("utf-8-sig")))
+                rec = LabeledRecord.from_dict(json.loads(raw.decode("utf-8-sig")), label_map)
             except UnicodeDecodeError as exc:
                 raise LabeledFormatError(f"{path}:{lineno}: invalid UTF-8 at byte {exc.start}") from None
             except json.JSONDecodeError as exc:

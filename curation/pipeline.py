@@ -34,6 +34,7 @@ from curation.ingest import ingest
 from curation.labeled import load_labeled, split_records
 from curation.masking import combine, propagate_duplicates, redact, surprise_spans
 from curation.scoring import ReferenceScorer
+from curation.signals import choose_combination, select_sources
 from curation.spans import Span, char_mask, merge
 from curation.vault import public_id
 from curation.warehouse import (
@@ -48,6 +49,7 @@ from curation.windows import WindowSpec, build_windows
 
 VALIDATION = "validation"
 IDENTITY_PASSES = 4
+LABELED = "labeled"  # the tagger's other labeled sets (bundled public sets, user sets by domain)
 CORPUS = "corpus"
 SCORE_BATCH_DOCS = 64
 PROGRESS_EVERY_S = 10.0  # scoring progress lines at most this often
@@ -81,27 +83,38 @@ def ingest_stage(config: CurationConfig, warehouse: Warehouse) -> dict:
 
 
 def validation_stage(config: CurationConfig, warehouse: Warehouse) -> dict:
-    """Load the labeled validation set and split it into calibration and held-out parts."""
-    records = load_labeled(config.validation_path)
-    calib, heldout = split_records(records, 1 - config.calibration.heldout_fraction, config.calibration.seed)
-    rows, gold = [], []
-    for split, part in (("calibration", calib), ("heldout", heldout)):
-        for r in part:
-            rows.append((VALIDATION, r.id, r.scope_id or r.id, r.kind, r.text, sha256_text(r.text), len(r.text), split))
-            gold.extend((VALIDATION, CALIBRATION_BATCH, r.id, s.start, s.end, s.label) for s in r.spans)
+    """Load the labeled validation set (the batch's domain) and the tagger's other labeled sets (each
+    with its domain), each split into calibration and held-out parts."""
+    sets = [(VALIDATION, config.tagger.domain, config.validation_path)]
+    if config.tagger.enabled:
+        sets += [(LABELED, domain, path) for domain, path in config.tagger_sets()]
+    rows, gold, summary = [], [], {}
+    for dataset, domain, path in sets:
+        records = load_labeled(path)
+        calib, heldout = split_records(records, 1 - config.calibration.heldout_fraction, config.calibration.seed)
+        prefix = "" if dataset == VALIDATION else f"{domain}/"
+        for split, part in (("calibration", calib), ("heldout", heldout)):
+            for r in part:
+                doc_id = prefix + r.id
+                sha = sha256_text(r.text)
+                rows.append((dataset, doc_id, r.scope_id or r.id, r.kind, r.text, sha, len(r.text), split, domain))
+                gold.extend((dataset, CALIBRATION_BATCH, doc_id, s.start, s.end, s.label) for s in r.spans)
+        entry = {"records": len(records), "calibration_records": len(calib), "heldout_records": len(heldout)}
+        if dataset == VALIDATION:
+            summary = {"source": str(path.name), "domain": domain, **entry}
+        else:
+            summary.setdefault("tagger_sets", {})[domain] = {"source": path.name, **entry}
     docs = pl.DataFrame(
-        rows, schema=["dataset", "doc_id", "scope_id", "kind", "text", "sha256", "n_chars", "split"], orient="row"
+        rows,
+        schema=["dataset", "doc_id", "scope_id", "kind", "text", "sha256", "n_chars", "split", "domain"],
+        orient="row",
     )
     spans = pl.DataFrame(gold, schema=["dataset", "batch_id", "doc_id", "start", "end", "label"], orient="row")
-    warehouse.replace("validation_docs", docs, "dataset = ?", [VALIDATION])
-    warehouse.replace("gold_spans", spans, "dataset = ?", [VALIDATION])
-    return {
-        "source": str(config.validation_path.name),
-        "records": len(records),
-        "calibration_records": len(calib),
-        "heldout_records": len(heldout),
-        "gold_spans": len(gold),
-    }
+    for dataset in (VALIDATION, LABELED):
+        warehouse.replace("validation_docs", docs.filter(pl.col("dataset") == dataset), "dataset = ?", [dataset])
+        warehouse.replace("gold_spans", spans.filter(pl.col("dataset") == dataset), "dataset = ?", [dataset])
+    summary["gold_spans"] = sum(1 for g in gold if g[0] == VALIDATION)
+    return summary
 
 
 def sha256_text(text: str) -> str:
@@ -124,16 +137,32 @@ def texts_to_score(config: CurationConfig, warehouse: Warehouse, dataset: str = 
     )
 
 
+def hidden_cache_for(config: CurationConfig, model_key: str):
+    """Where the scoring pass leaves each token's hidden state for the tagger (None: tagger off)."""
+    if not config.tagger.enabled:
+        return None
+    from curation.scoring import cache_root
+    from curation.tagger import HiddenStateCache
+
+    return HiddenStateCache(cache_root(), model_key)
+
+
 def score_stage(
     config: CurationConfig, warehouse: Warehouse, scorer: ReferenceScorer, progress=None, dataset: str = CORPUS
 ) -> dict:
     """Score every text of the batch (or of the validation set) not yet cached for this model key,
-    streaming bounded batches into DuckDB."""
+    streaming bounded batches into DuckDB; the same pass caches hidden states for the tagger."""
     model_key = scorer.model_key
     wanted = texts_to_score(config, warehouse, dataset)
     calls_before, tokens_before = scorer.stats.model_calls, scorer.stats.tokens_scored
     started = time.perf_counter()
-    n_scored = score_missing(warehouse, scorer, list(zip(wanted["sha256"], wanted["text"], strict=True)), progress)
+    n_scored = score_missing(
+        warehouse,
+        scorer,
+        list(zip(wanted["sha256"], wanted["text"], strict=True)),
+        progress,
+        hidden_cache_for(config, model_key),
+    )
     elapsed = time.perf_counter() - started
     tokens = scorer.stats.tokens_scored - tokens_before
     summary = {
@@ -155,18 +184,38 @@ def score_stage(
 
 
 def score_missing(
-    warehouse: Warehouse, scorer: ReferenceScorer, items: Sequence[tuple[str, str]], progress=None
+    warehouse: Warehouse, scorer: ReferenceScorer, items: Sequence[tuple[str, str]], progress=None, hidden_cache=None
 ) -> int:
     """Score the (sha256, text) pairs not yet cached for the scorer's model key, in bounded batches
-    written to DuckDB as they finish; returns how many texts were scored."""
+    written to DuckDB as they finish; returns how many texts were scored.
+
+    With a ``hidden_cache`` (curation.tagger.HiddenStateCache) the same forward pass also stores each
+    token's last hidden state, the tagger's input; texts with scores but no states are run once more.
+    """
     model_key = scorer.model_key
     done = cached_shas(warehouse, model_key)
-    todo = sorted({(sha, text) for sha, text in items if sha not in done})
+    todo = sorted(
+        {
+            (sha, text)
+            for sha, text in items
+            if sha not in done or (hidden_cache is not None and not hidden_cache.has(sha))
+        }
+    )
     meter = ScoringProgress(scorer, [text for _, text in todo], progress) if progress and todo else None
     for offset in range(0, len(todo), SCORE_BATCH_DOCS):
         chunk = todo[offset : offset + SCORE_BATCH_DOCS]
-        scored = scorer.score_texts([text for _, text in chunk], progress=meter.chunk(offset) if meter else None)
-        warehouse.append("token_scores", token_scores_frame(model_key, [sha for sha, _ in chunk], scored))
+        scored = scorer.score_texts(
+            [text for _, text in chunk],
+            progress=meter.chunk(offset) if meter else None,
+            with_hidden=hidden_cache is not None,
+        )
+        new = [(sha, s) for (sha, _), s in zip(chunk, scored, strict=True) if sha not in done]
+        if new:
+            frame = token_scores_frame(model_key, [sha for sha, _ in new], [s for _, s in new])
+            warehouse.append("token_scores", frame)
+        if hidden_cache is not None:
+            for (sha, _), s in zip(chunk, scored, strict=True):
+                hidden_cache.put(sha, s.hidden)
         if progress:
             progress(f"scored {min(offset + SCORE_BATCH_DOCS, len(todo))}/{len(todo)} texts")
     return len(todo)
@@ -226,7 +275,7 @@ def load_scored_docs(
             [batch_id],
         )
     scores = load_token_scores(warehouse, model_key, docs["sha256"].to_list())
-    owner = CALIBRATION_BATCH if dataset == VALIDATION else batch_id
+    owner = CALIBRATION_BATCH if dataset in (VALIDATION, LABELED) else batch_id
     gold = spans_by_doc(warehouse, "gold_spans", dataset, docs["doc_id"].to_list(), owner)
     detected = spans_by_doc(warehouse, "detector_spans", dataset, docs["doc_id"].to_list(), owner)
     out = []
@@ -334,11 +383,14 @@ def detect_stage(
             "SELECT doc_id, text, kind, sha256 FROM documents WHERE batch_id = ? ORDER BY doc_id",
             [config.batch_id],
         ),
-        VALIDATION: ("SELECT doc_id, text, kind, sha256 FROM validation_docs ORDER BY doc_id", []),
+        VALIDATION: (
+            "SELECT doc_id, text, kind, sha256 FROM validation_docs WHERE dataset = ? ORDER BY doc_id",
+            [VALIDATION],
+        ),
     }
     for dataset in datasets:
         sql, params = sources[dataset]
-        owner = CALIBRATION_BATCH if dataset == VALIDATION else config.batch_id
+        owner = CALIBRATION_BATCH if dataset in (VALIDATION, LABELED) else config.batch_id
         docs = warehouse.query(sql, params)
         done = warehouse.query(
             "SELECT doc_id, sha256 FROM detector_runs WHERE dataset = ? AND batch_id = ? AND detector_key = ?",
@@ -384,6 +436,75 @@ def detect_stage(
     return summary
 
 
+# -- learned tagger --------------------------------------------------------------------------
+def tagger_config(config: CurationConfig):
+    from curation.tagger import TaggerConfig
+
+    return TaggerConfig(hidden=config.tagger.hidden, epochs=config.tagger.epochs)
+
+
+def tagger_stage(config: CurationConfig, warehouse: Warehouse, model_key: str, progress=None) -> dict:
+    """Train (or reuse) the tagger on the labeled sets' calibration splits and store its facts for the
+    labeled documents; the report (per-domain metrics, thresholds) is the stage summary."""
+    if not config.tagger.enabled:
+        summary = {"enabled": False}
+        record_summary(warehouse, CALIBRATION_BATCH, "pii_tagger", summary)
+        return summary
+    from curation.scoring import cache_root
+    from curation.signals import train_stage
+
+    tagger, report = train_stage(
+        warehouse,
+        model_key,
+        hidden_cache_for(config, model_key),
+        (VALIDATION, LABELED),
+        tagger_config(config),
+        cache_root(),
+        progress=progress,
+    )
+    summary = {
+        "enabled": True,
+        "tagger_key": tagger.key,
+        "digest": tagger.digest,
+        "hidden": tagger.config.hidden,
+        "domain": config.tagger.domain,
+        **report,
+    }
+    record_summary(warehouse, CALIBRATION_BATCH, "pii_tagger", summary)
+    return summary
+
+
+def current_tagger(warehouse: Warehouse):
+    """The tagger the last pii_tagger materialization trained (None when the tagger is off)."""
+    from curation.scoring import cache_root
+    from curation.signals import tagger_path
+    from curation.tagger import Tagger
+
+    summary = stage_summary(warehouse, CALIBRATION_BATCH, "pii_tagger")
+    if not summary.get("enabled"):
+        return None
+    path = tagger_path(cache_root(), summary["digest"])
+    if not path.exists():
+        raise RuntimeError(
+            f"tagger {summary['tagger_key']} is not in the local cache ({path}); rematerialize pii_tagger"
+        )
+    return Tagger.load(path)
+
+
+def tagger_spans_stage(config: CurationConfig, warehouse: Warehouse, model_key: str) -> dict:
+    """The tagger's token probabilities and spans, and CredSweeper's spans, for the batch (facts)."""
+    tagger = current_tagger(warehouse) if config.tagger.enabled else None
+    if tagger is None:
+        return {"enabled": False}
+    from curation.signals import tag_corpus_stage
+
+    summary = tag_corpus_stage(
+        warehouse, config.batch_id, model_key, hidden_cache_for(config, model_key), tagger, config.tagger.domain
+    )
+    record_summary(warehouse, config.batch_id, "tagger_spans", summary)
+    return summary
+
+
 # -- calibration -----------------------------------------------------------------------------
 @dataclass
 class CalibrationOutcome:
@@ -424,6 +545,9 @@ def calibrate_stage(config: CurationConfig, warehouse: Warehouse, model_key: str
         return CalibrationOutcome(stored["calibration_id"][0], json.loads(stored["summary"][0]), reused=True)
     calib_docs = load_scored_docs(warehouse, model_key, VALIDATION, split="calibration")
     heldout_docs = load_scored_docs(warehouse, model_key, VALIDATION, split="heldout")
+    combination, combinations = choose_combination(calib_docs)
+    for doc in calib_docs + heldout_docs:
+        doc.detected = select_sources(len(doc.text), doc.detected, combination)
     cfg = config.calibration
     calibration = calibrate(
         calib_docs,
@@ -443,6 +567,9 @@ def calibrate_stage(config: CurationConfig, warehouse: Warehouse, model_key: str
         "heldout": heldout,
         "per_policy": per_policy,
         "model_key": model_key,
+        "domain": config.tagger.domain,
+        "detector_combination": list(combination),
+        "detector_combinations": combinations,
     }
     point = calibration.point
     warehouse.append(
@@ -541,8 +668,12 @@ def current_calibration(
 # -- masking and views -----------------------------------------------------------------------
 def mask_stage(config: CurationConfig, warehouse: Warehouse, model_key: str) -> dict:
     """Apply the stored calibration to the batch: surprise + detector spans, then propagation."""
-    calibration_id, applied, _ = current_calibration(config, warehouse, model_key)
+    calibration_id, applied, stored_summary = current_calibration(config, warehouse, model_key)
     docs = load_scored_docs(warehouse, model_key, CORPUS, batch_id=config.batch_id)
+    combination = stored_summary.get("detector_combination")
+    if combination:
+        for doc in docs:
+            doc.detected = select_sources(len(doc.text), doc.detected, combination)
     scope_rows = warehouse.query("SELECT doc_id, scope_id FROM documents WHERE batch_id = ?", [config.batch_id])
     scope_of = dict(scope_rows.iter_rows())
     texts = {d.doc_id: d.text for d in docs}
@@ -856,6 +987,12 @@ def card_info(
         gates=gates,
         limitations=limitations,
         contact=config.release.contact,
+        tagger={
+            **{k: v for k, v in stage_summary(warehouse, CALIBRATION_BATCH, "pii_tagger").items() if k != "enabled"},
+            "detector_combination": summary.get("detector_combination"),
+        }
+        if config.tagger.enabled
+        else {},
         # the views the release ships, so the card's `configs:` lets `datasets` load the folder as is
         tables={name: frame.height for name, frame in internal_release_tables(config, warehouse).items()},
     )

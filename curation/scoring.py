@@ -59,6 +59,8 @@ class TokenScores:
     char_start: np.ndarray
     char_end: np.ndarray
     nll: np.ndarray
+    # last hidden state of each token (float16, n_tokens x hidden size) when asked for: the tagger's input
+    hidden: np.ndarray | None = None
 
     @property
     def n_tokens(self) -> int:
@@ -266,9 +268,13 @@ class ReferenceScorer:
 
     # -- scoring -----------------------------------------------------------------------------
     def score_texts(
-        self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None
+        self,
+        texts: Sequence[str],
+        progress: Callable[[int, int], None] | None = None,
+        with_hidden: bool = False,
     ) -> list[TokenScores]:
-        """Per-token NLL for each text (or the contrastive difference), every token scored once.
+        """Per-token NLL for each text (or the contrastive difference), every token scored once; with
+        ``with_hidden`` the same forward pass also yields each token's last hidden state (tagger input).
 
         ``progress(tokens_done, tokens_total)`` is called after every forward batch, so one very long text
         reports many times (contrastive scoring counts each token twice: two passes)."""
@@ -283,17 +289,32 @@ class ReferenceScorer:
                 done[0] += n
                 progress(done[0], total)
 
-        results = self._score_tokenized(tokenized, self._prefix_ids(), on_tokens)
+        results, hidden = self._score_tokenized(tokenized, self._prefix_ids(), on_tokens, with_hidden)
         if self.config.contrast_prompt:
-            contrast = self._score_tokenized(tokenized, self._prefix_ids(self.config.contrast_prompt), on_tokens)
+            contrast, _ = self._score_tokenized(tokenized, self._prefix_ids(self.config.contrast_prompt), on_tokens)
             results = [a - b for a, b in zip(results, contrast, strict=True)]
-        return [TokenScores(s, e, r) for (_, s, e), r in zip(tokenized, results, strict=True)]
+        return [
+            TokenScores(s, e, r, h) for (_, s, e), r, h in zip(tokenized, results, hidden, strict=True)
+        ]
+
+    @property
+    def hidden_size(self) -> int:
+        self.load()
+        return int(self._model.config.hidden_size)
 
     def _score_tokenized(
-        self, tokenized: list, prefix: list[int], on_tokens: Callable[[int], None] | None = None
-    ) -> list[np.ndarray]:
+        self,
+        tokenized: list,
+        prefix: list[int],
+        on_tokens: Callable[[int], None] | None = None,
+        with_hidden: bool = False,
+    ) -> tuple[list[np.ndarray], list[np.ndarray | None]]:
         """NLL of every document token given the prefix and enough left context (sliding chunks)."""
         results = [np.full(len(ids), np.nan, dtype=np.float32) for ids, _, _ in tokenized]
+        hidden: list[np.ndarray | None] = [
+            np.zeros((len(ids), self.hidden_size), dtype=np.float16) if with_hidden else None
+            for ids, _, _ in tokenized
+        ]
         chunks = [
             (doc, lo, first, hi)
             for doc, (ids, _, _) in enumerate(tokenized)
@@ -302,14 +323,19 @@ class ReferenceScorer:
         for batch in batch_by_length(chunks, len(prefix), self.batch_tokens):
             seqs = [prefix + tokenized[doc][0][lo:hi] for doc, lo, _, hi in batch]
             score_from = [len(prefix) + first - lo for _, lo, first, _ in batch]
-            for (doc, _, first, hi), nll in zip(batch, self._forward(seqs, score_from), strict=True):
+            states: list = []
+            nlls = self._forward(seqs, score_from, states if with_hidden else None)
+            for i, ((doc, _, first, hi), nll) in enumerate(zip(batch, nlls, strict=True)):
                 results[doc][first:hi] = nll
+                if with_hidden:
+                    hidden[doc][first:hi] = states[i]
             if on_tokens is not None:
                 on_tokens(sum(hi - first for _, _, first, hi in batch))
-        return results
+        return results, hidden
 
-    def _forward(self, seqs: list[list[int]], score_from: list[int]) -> list[np.ndarray]:
-        """NLL of tokens seqs[b][score_from[b]:] given their prefixes, one right-padded batch."""
+    def _forward(self, seqs: list[list[int]], score_from: list[int], states: list | None = None) -> list[np.ndarray]:
+        """NLL of tokens seqs[b][score_from[b]:] given their prefixes, one right-padded batch; appends
+        to ``states`` (when given) each sequence's last hidden states at those tokens' own positions."""
         import torch
 
         started = time.perf_counter()
@@ -331,6 +357,8 @@ class ReferenceScorer:
             picked = hidden[torch.tensor(rows), torch.tensor(cols)]
             targets = ids[torch.tensor(rows), torch.tensor(cols) + 1].to(self._device)
             nll = chunked_nll(picked, self._model.lm_head.weight, targets, self.config.logits_chunk)
+            if states is not None:  # the state *at* each scored token (the NLL used the one before it)
+                own = hidden[torch.tensor(rows), torch.tensor(cols) + 1].to(torch.float16).cpu().numpy()
         values = nll.float().cpu().numpy()
         self.stats.model_calls += 1
         PROCESS_STATS.model_calls += 1
@@ -339,6 +367,8 @@ class ReferenceScorer:
         out, offset = [], 0
         for seq, first in zip(seqs, score_from, strict=True):
             out.append(values[offset : offset + len(seq) - first])
+            if states is not None:
+                states.append(own[offset : offset + len(seq) - first])
             offset += len(seq) - first
         return out
 

@@ -262,6 +262,10 @@ CREATE TABLE IF NOT EXISTS detector_runs (
     dataset VARCHAR, doc_id VARCHAR, sha256 VARCHAR, detector_key VARCHAR);
 CREATE TABLE IF NOT EXISTS stage_summaries (
     batch_id VARCHAR, stage VARCHAR, summary VARCHAR, created_at TIMESTAMP);
+ALTER TABLE validation_docs ADD COLUMN IF NOT EXISTS domain VARCHAR;
+CREATE TABLE IF NOT EXISTS token_tags (
+    tagger_key VARCHAR, doc_sha256 VARCHAR, token_idx INTEGER, p_private FLOAT, label_idx SMALLINT,
+    probs VARCHAR);
 CREATE TABLE IF NOT EXISTS gate_results (
     batch_id VARCHAR, content_digest VARCHAR, check_name VARCHAR, passed BOOLEAN, detail VARCHAR,
     run_id VARCHAR, created_at TIMESTAMP);

@@ -40,6 +40,7 @@ def tiny_project(tmp_path_factory) -> Path:
     (root / "curation.yaml").write_text(
         "input: corpus.jsonl\nvalidation: validation.jsonl\nbatch_id: tiny\n"
         "calibration:\n  min_kind_docs: 8\n"
+        "tagger:\n  public_sets: false\n  epochs: 15\n"
         "gates:\n  audit_sample: 50\n  residual_budget: 0.25\n  coverage_goal: 0.7\n",
         encoding="utf-8",
     )

@@ -22,7 +22,7 @@ def test_eval_arguments_parse_as_documented():
          "--policy", "residual", "--prompt", "clean text:", "--contrast-prompt", "leaky text:"]
     )  # fmt: skip
     assert (args.gold, args.predictions, args.metrics, args.calibrate_on, args.policy) == (
-        "g.jsonl", "p.jsonl", "m.json", "v.jsonl", "residual"
+        "g.jsonl", "p.jsonl", "m.json", ["v.jsonl"], "residual"
     )  # fmt: skip
     assert (args.prompt, args.contrast_prompt) == ("clean text:", "leaky text:")
     assert args.collateral_budget == 0.03
@@ -42,7 +42,7 @@ def test_eval_writes_predictions_per_id_and_pooled_and_per_label_metrics(tmp_pat
     pred, metrics = tmp_path / "pred.jsonl", tmp_path / "metrics.json"
     code = main(
         ["eval", str(gold), "--predictions", str(pred), "--metrics", str(metrics), "--calibrate-on", str(val),
-         "--warehouse", str(tmp_path / "cache.duckdb")]
+         "--warehouse", str(tmp_path / "cache.duckdb"), "--no-public-sets"]
     )  # fmt: skip
     assert code == 0
     gold_ids = [json.loads(line)["id"] for line in gold.read_text().splitlines()]
@@ -60,3 +60,8 @@ def test_eval_writes_predictions_per_id_and_pooled_and_per_label_metrics(tmp_pat
     for policy in result["per_policy"].values():
         assert {"precision", "tpr", "fpr", "f1"} <= set(policy["gold"]["metrics"])
     assert result["per_label"]["recall_by_gold_label"]
+    # the tagger trained on the calibration set (out-of-fold spans there), and the per-signal ablation
+    assert result["tagger"]["enabled"] and result["tagger"]["training_texts"] == 16
+    assert {"rules", "tagger", "credsweeper", "surprise", "chosen"} <= set(result["ablation"])
+    assert summary["domain"] == "val" and summary["detector_combination"]
+    assert "mentions_fully_masked_by_label" in result["ablation"]["chosen"]

@@ -155,6 +155,11 @@ REJECTIONS = [
     ),
     pytest.param({"id": "x", "text": "abc", "spans": [{"start": 2, "end": 1, "label": "P"}]}, "span 0", id="span-rev"),
     pytest.param({"id": "x", "text": "abc", "spans": [{"start": 0, "end": 1}]}, "malformed", id="span-no-label"),
+    pytest.param(  # never a literal [NOT_A_LABEL] tag in a release: the record is quarantined, naming the label
+        {"id": "x", "text": "abc", "spans": [{"start": 0, "end": 1, "label": "NOT_A_LABEL"}]},
+        "unknown label 'NOT_A_LABEL'; known labels: ACCOUNT_ID",
+        id="span-unknown-label",
+    ),
     pytest.param({"id": "x", "text": "abc", "spans": "nope"}, "not valid JSON", id="spans-bad-json"),
     pytest.param({"id": "x", "text": "abc", "spans": 5}, "'spans' must be a list", id="spans-not-list"),
     pytest.param({"id": "x", "text": "abc", "metadata": [1]}, "'metadata' must be an object", id="bad-metadata"),

@@ -16,6 +16,7 @@ from curation.labeled import (
     split_records,
     write_labeled,
 )
+from curation.labelmap import map_label
 from curation.spans import Span
 
 PRESIDIO_DIR = Path("/work/shared/data/presidio_synth")
@@ -77,7 +78,10 @@ def test_presidio_converter_matches_shared_labeled_jsonl(tmp_path: Path) -> None
     for ours, theirs in zip(converted[:50], reference[:50], strict=True):
         assert ours.id == theirs.id
         assert ours.text == theirs.text
-        assert ours.spans == theirs.spans
+        # loading maps the generator's names (GPE, ZIP_CODE, ...) onto the convention's labels
+        assert [(s.start, s.end, map_label(s.label)) for s in ours.spans] == [
+            (s.start, s.end, s.label) for s in theirs.spans
+        ]
     out = tmp_path / "labeled.jsonl"
     write_labeled(out, converted)
     assert out.read_bytes() == (PRESIDIO_DIR / "labeled.jsonl").read_bytes()
@@ -145,3 +149,56 @@ def test_split_keeps_scopes_together() -> None:
 def test_split_rejects_bad_fraction() -> None:
     with pytest.raises(ValueError, match="fraction"):
         split_records([], 1.5, seed=0)
+
+
+@pytest.mark.parametrize("name", ["tab_echr_dev", "creddata_dev", "presidio_synth"])
+def test_shared_sets_load_as_they_are_with_convention_labels(name: str) -> None:
+    path = Path("/work/shared/data") / name / "labeled.jsonl"
+    if not path.exists():
+        pytest.skip("shared dev data not available")
+    from curation.labelmap import CONVENTION_LABELS
+
+    records = load_labeled(path)
+    labels = {s.label for r in records for s in r.spans}
+    assert labels and labels <= CONVENTION_LABELS
+
+
+def test_label_map_maps_tab_and_creddata_names_and_keeps_identifier(tmp_path: Path) -> None:
+    path = tmp_path / "tab.jsonl"
+    spans = [
+        {"start": 0, "end": 3, "label": "PERSON", "identifier": "DIRECT"},
+        {"start": 4, "end": 8, "label": "DATETIME", "identifier": "QUASI"},
+        {"start": 9, "end": 13, "label": "ORG", "identifier": "NO_MASK"},
+        {"start": 14, "end": 17, "label": "API:Token"},
+    ]
+    path.write_text(json.dumps({"id": "a", "text": "Ann 1999 City key", "spans": spans}) + "\n")
+    record = load_labeled(path)[0]
+    assert [(s.label, s.source) for s in record.spans] == [
+        ("PERSON", "gold:DIRECT"),
+        ("DATE_TIME", "gold:QUASI"),
+        ("API_KEY", "gold"),
+    ]
+    assert record.to_dict()["spans"][0]["identifier"] == "DIRECT"
+
+
+def test_unknown_label_names_label_file_and_known_labels(tmp_path: Path) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_text('{"id": "x", "text": "abc", "spans": [{"start": 0, "end": 2, "label": "NOT_A_LABEL"}]}\n')
+    with pytest.raises(LabeledFormatError) as info:
+        load_labeled(path)
+    message = str(info.value)
+    assert message.startswith(f"{path}:1: ")
+    assert "'NOT_A_LABEL'" in message and "PERSON" in message and "known labels" in message
+
+
+def test_tagger_labeled_sets_are_checked_when_the_config_loads(tmp_path: Path) -> None:
+    from curation.config import ConfigError, load_config
+
+    good = tmp_path / "court.jsonl"
+    good.write_text('{"id": "a", "text": "x"}\n')
+    config = load_config(None, base_dir=str(tmp_path), tagger={"labeled_sets": ["court=court.jsonl"]})
+    assert ("court", good) in config.tagger_sets()
+    assert [d for d, _ in config.tagger_sets()][-2:] == ["synthetic_pii", "court"]  # bundled public sets
+    for entry, message in (("court.jsonl", "must be 'domain=path"), ("x=missing.jsonl", "is not a file")):
+        with pytest.raises(ConfigError, match=message):
+            load_config(None, base_dir=str(tmp_path), tagger={"labeled_sets": [entry]})

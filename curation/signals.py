@@ -1,0 +1,395 @@
+"""The learned tagger and CredSweeper as pipeline stages, and how detection signals are combined.
+
+Facts first: per-token tagger probabilities go to ``token_tags``; decoded tagger spans and
+CredSweeper spans go to ``detector_spans`` beside the rule detectors' spans, each with its source.
+Policy later: calibration picks, per domain, which combination of sources to trust (a set of
+rules, CredSweeper, the tagger, CredSweeper confirmed by the tagger) by F1 on the calibration split,
+where the tagger's own spans come from heads that did not train on those documents (out of fold).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from curation.calibration import Metrics, char_metrics
+from curation.spans import Span, char_mask, merge
+from curation.tagger import (
+    HiddenStateCache,
+    TaggedText,
+    Tagger,
+    TaggerConfig,
+    choose_threshold,
+    decode_spans,
+    entity_recall,
+    out_of_fold_probs,
+    train_tagger,
+    training_digest,
+)
+from curation.warehouse import CALIBRATION_BATCH, Warehouse, insert_frame, load_token_scores
+
+TAGGER = "tagger"
+CREDSWEEPER = "credsweeper"
+RULES = "rules"
+CONFIRMED = "credsweeper&tagger"  # CredSweeper spans the tagger agrees with on >= AGREEMENT of their chars
+AGREEMENT = 0.3
+CODE_KINDS = frozenset({"code", "config", "log"})
+
+# Candidate detector combinations calibration chooses from (per domain).
+COMBINATIONS: tuple[tuple[str, ...], ...] = (
+    (RULES,),
+    (TAGGER,),
+    (RULES, TAGGER),
+    (CREDSWEEPER,),
+    (CONFIRMED,),
+    (TAGGER, CONFIRMED),
+    (RULES, CONFIRMED),
+    (RULES, TAGGER, CONFIRMED),
+    (TAGGER, CREDSWEEPER),
+    (RULES, TAGGER, CREDSWEEPER),
+)
+
+
+def source_family(source: str) -> str:
+    if source == TAGGER:
+        return TAGGER
+    if source == CREDSWEEPER:
+        return CREDSWEEPER
+    return RULES
+
+
+def select_sources(text_len: int, spans: Sequence[Span], combination: Sequence[str]) -> list[Span]:
+    """The spans a detector combination keeps (CONFIRMED: CredSweeper spans the tagger agrees with)."""
+    by_family: dict[str, list[Span]] = {RULES: [], TAGGER: [], CREDSWEEPER: []}
+    for span in spans:
+        by_family[source_family(span.source)].append(span)
+    kept: list[Span] = []
+    for name in combination:
+        if name == CONFIRMED:
+            tagged = np.array(char_mask(by_family[TAGGER], text_len), dtype=bool)
+            kept += [s for s in by_family[CREDSWEEPER] if s.length and tagged[s.start : s.end].mean() >= AGREEMENT]
+        else:
+            kept += by_family[name]
+    return sorted(kept, key=lambda s: (s.start, s.end))
+
+
+def choose_combination(docs: Sequence, combinations=COMBINATIONS) -> tuple[tuple[str, ...], list[dict]]:
+    """The detector combination with the best pooled character F1 on labeled docs (ScoredDoc-like:
+    text, gold, detected); ties go to the earlier (simpler) combination."""
+    table = []
+    best: tuple[float, tuple[str, ...]] | None = None
+    gold = np.concatenate([np.array(char_mask(d.gold, len(d.text)), bool) for d in docs] or [np.zeros(0, bool)])
+    present = {source_family(s.source) for d in docs for s in d.detected}
+    for combination in combinations:
+        needed = {CREDSWEEPER, TAGGER} if CONFIRMED in combination else set()
+        needed |= {c for c in combination if c != CONFIRMED}
+        if not needed <= present and combination != (RULES,):
+            continue
+        pred = np.concatenate(
+            [np.array(char_mask(select_sources(len(d.text), d.detected, combination), len(d.text)), bool) for d in docs]
+            or [np.zeros(0, bool)]
+        )
+        metrics = char_metrics(pred, gold)
+        table.append({"combination": "+".join(combination), **_rounded(metrics)})
+        if best is None or metrics.f1 > best[0] + 1e-9:
+            best = (metrics.f1, combination)
+    return (best[1] if best else (RULES,)), table
+
+
+def _rounded(m: Metrics) -> dict:
+    return {"precision": round(m.precision, 4), "recall": round(m.tpr, 4), "f1": round(m.f1, 4), "fpr": round(m.fpr, 4)}
+
+
+# -- CredSweeper ----------------------------------------------------------------------------
+_CREDSWEEPER = None
+
+
+def credsweeper_spans(texts: Sequence[str], kinds: Sequence[str]) -> list[list[Span]]:
+    """CredSweeper (regex rules + its bundled ML validator, offline) on code, config and log texts."""
+    global _CREDSWEEPER
+    out: list[list[Span]] = []
+    for text, kind in zip(texts, kinds, strict=True):
+        if kind not in CODE_KINDS or not text.strip():
+            out.append([])
+            continue
+        if _CREDSWEEPER is None:
+            from curation.detectors import CredSweeperDetector
+
+            _CREDSWEEPER = CredSweeperDetector()
+        out.append([Span(s.start, s.end, s.label, s.score, CREDSWEEPER) for s in _CREDSWEEPER.find(text)])
+    return out
+
+
+def credsweeper_version() -> str:
+    from importlib.metadata import version
+
+    try:
+        return version("credsweeper")
+    except Exception:  # not installed: reported as such
+        return "not installed"
+
+
+# -- training the tagger --------------------------------------------------------------------
+def labeled_items(warehouse: Warehouse, model_key: str, cache: HiddenStateCache, datasets: Sequence[str], split: str):
+    """(doc row, TaggedText) for validation_docs of the datasets and split, with hidden states."""
+    docs = warehouse.query(
+        "SELECT dataset, doc_id, kind, text, sha256, coalesce(domain, '') AS domain FROM validation_docs "
+        f"WHERE dataset IN ({', '.join('?' for _ in datasets)}) AND split = ? ORDER BY dataset, doc_id",
+        [*datasets, split],
+    )
+    scores = load_token_scores(warehouse, model_key, docs["sha256"].to_list())
+    gold = warehouse.query(
+        'SELECT dataset, doc_id, "start", "end", label FROM gold_spans '
+        f'WHERE dataset IN ({", ".join("?" for _ in datasets)}) ORDER BY dataset, doc_id, "start"',
+        list(datasets),
+    )
+    spans: dict[tuple[str, str], list[Span]] = {}
+    for dataset, doc_id, start, end, label in gold.iter_rows():
+        spans.setdefault((dataset, doc_id), []).append(Span(start, end, label, source="gold"))
+    out = []
+    for row in docs.iter_rows(named=True):
+        sha = row["sha256"]
+        if sha not in scores or not cache.has(sha):
+            raise RuntimeError(
+                f"labeled document {row['doc_id']} has no token scores/hidden states for {model_key}; "
+                "materialize validation_scores first"
+            )
+        s = scores[sha]
+        item = TaggedText(
+            row["text"], s.char_start, s.char_end, cache.get(sha), spans.get((row["dataset"], row["doc_id"]), [])
+        )
+        out.append((row, item))
+    return out
+
+
+def tagger_path(root: Path, digest: str) -> Path:
+    return Path(root) / "taggers" / f"tagger-{digest}.pt"
+
+
+def train_stage(
+    warehouse: Warehouse,
+    model_key: str,
+    cache: HiddenStateCache,
+    datasets: Sequence[str],
+    config: TaggerConfig,
+    cache_root: Path,
+    collateral_budget: float = 1.0,
+    progress=None,
+) -> tuple[Tagger, dict]:
+    """Train (or load the cached) head on the calibration split of the labeled datasets; choose a
+    threshold per domain on out-of-fold predictions; store every labeled doc's token probabilities
+    (out of fold for training docs) and decoded tagger spans; report training and held-out metrics
+    per domain and label."""
+    started = time.perf_counter()
+    train_rows = labeled_items(warehouse, model_key, cache, datasets, "calibration")
+    held_rows = labeled_items(warehouse, model_key, cache, datasets, "heldout")
+    items = [item for _, item in train_rows]
+    digest = training_digest(items, model_key, config)
+    path = tagger_path(cache_root, digest)
+    key = f"tagger-{digest}"
+    stored = warehouse.query("SELECT count(*) AS n FROM token_tags WHERE tagger_key = ?", [key])["n"][0]
+    if path.exists() and stored:
+        tagger = Tagger.load(path)
+        if progress:
+            progress(f"tagger {key}: cached (trained on the same data, model and config)")
+        write_labeled_spans(warehouse, key, tagger, train_rows + held_rows)
+        return tagger, {**tagger.report, "cached": True}
+    if progress:
+        progress(f"training tagger on {len(items)} labeled texts ({sum(len(i.char_start) for i in items)} tokens)")
+    oof = out_of_fold_probs(items, model_key, config, progress=progress)
+    tagger = train_tagger(items, model_key, config, progress)
+    labels = tagger.labels
+    thresholds, training = {}, {}
+    for domain in sorted({row["domain"] for row, _ in train_rows}):
+        idx = [i for i, (row, _) in enumerate(train_rows) if row["domain"] == domain]
+        thresholds[domain], _ = choose_threshold([items[i] for i in idx], [oof[i] for i in idx], collateral_budget)
+    all_idx = list(range(len(items)))
+    thresholds["*"], _ = choose_threshold(items, oof, collateral_budget)
+    probs_train = oof
+    probs_held = [tagger.predict(item.hidden) for _, item in held_rows]
+    for domain in thresholds:
+        if domain == "*":
+            continue
+        idx = [i for i in all_idx if train_rows[i][0]["domain"] == domain]
+        training[domain] = domain_metrics(
+            [items[i] for i in idx], [probs_train[i] for i in idx], labels, thresholds[domain]
+        )
+    heldout = {}
+    for domain in sorted({row["domain"] for row, _ in held_rows}):
+        idx = [i for i, (row, _) in enumerate(held_rows) if row["domain"] == domain]
+        heldout[domain] = domain_metrics(
+            [held_rows[i][1] for i in idx],
+            [probs_held[i] for i in idx],
+            labels,
+            thresholds.get(domain, thresholds["*"]),
+        )
+    tagger.report.update(
+        {
+            "thresholds": {k: round(v, 4) for k, v in thresholds.items()},
+            "training_metrics_out_of_fold": training,
+            "heldout_metrics": heldout,
+            "total_seconds": round(time.perf_counter() - started, 1),
+        }
+    )
+    tagger.save(path)
+    write_token_tags(warehouse, key, [(r["sha256"], p) for (r, _), p in zip(train_rows, probs_train, strict=True)])
+    write_token_tags(warehouse, key, [(r["sha256"], p) for (r, _), p in zip(held_rows, probs_held, strict=True)])
+    write_labeled_spans(warehouse, key, tagger, train_rows + held_rows)
+    return tagger, {**tagger.report, "cached": False}
+
+
+def domain_metrics(items: Sequence[TaggedText], probs: Sequence[np.ndarray], labels, threshold: float) -> dict:
+    """Char P/R/F1, entity-level recall (all characters masked) per label and per DIRECT/QUASI."""
+    predicted = [
+        decode_spans(it.text, it.char_start, it.char_end, p, labels, threshold)
+        for it, p in zip(items, probs, strict=True)
+    ]
+    pred = np.concatenate([np.array(char_mask(s, len(it.text)), bool) for it, s in zip(items, predicted, strict=True)])
+    gold = np.concatenate([np.array(char_mask(it.gold, len(it.text)), bool) for it in items])
+    docs = [(it.text, it.gold, s) for it, s in zip(items, predicted, strict=True)]
+    return {
+        "documents": len(items),
+        **_rounded(char_metrics(pred, gold)),
+        "mentions_fully_masked_by_label": {k: v["fully_masked"] for k, v in entity_recall(docs, "label").items()},
+    }
+
+
+def write_token_tags(warehouse: Warehouse, key: str, rows: Sequence[tuple[str, np.ndarray]]) -> None:
+    """Per-token P(not O) and the most likely label index: the tagger's stored facts."""
+    frames = []
+    for sha, probs in dict(rows).items():  # a text labeled twice (two sets, two ids) is stored once
+        n = len(probs)
+        if n == 0:
+            continue
+        frames.append(
+            pl.DataFrame(
+                {
+                    "tagger_key": [key] * n,
+                    "doc_sha256": [sha] * n,
+                    "token_idx": np.arange(n, dtype=np.int32),
+                    "p_private": (1.0 - probs[:, 0]).astype(np.float32),
+                    "label_idx": (np.argmax(probs[:, 1:], axis=1) + 1).astype(np.int16) if probs.shape[1] > 1 else 0,
+                    "probs": [json.dumps(np.round(r, 4).tolist()) for r in probs],
+                }
+            )
+        )
+    if not frames:
+        return
+    frame = pl.concat(frames)
+    with warehouse.transaction() as con:
+        con.register("_shas", frame.select("doc_sha256").unique().to_arrow())
+        con.execute(
+            "DELETE FROM token_tags WHERE tagger_key = ? AND doc_sha256 IN (SELECT doc_sha256 FROM _shas)", [key]
+        )
+        con.unregister("_shas")
+        insert_frame(con, "token_tags", frame)
+
+
+def load_token_tags(warehouse: Warehouse, key: str, shas: Sequence[str]) -> dict[str, np.ndarray]:
+    if not shas:
+        return {}
+    with warehouse.connect() as con:
+        con.register("_wanted", pl.DataFrame({"doc_sha256": list(set(shas))}).to_arrow())
+        frame = con.execute(
+            "SELECT doc_sha256, token_idx, any_value(probs) AS probs FROM token_tags JOIN _wanted USING (doc_sha256) "
+            "WHERE tagger_key = ? GROUP BY ALL ORDER BY doc_sha256, token_idx",
+            [key],
+        ).pl()
+    out = {}
+    for (sha,), group in frame.group_by(["doc_sha256"], maintain_order=True):
+        out[sha] = np.array([json.loads(p) for p in group["probs"].to_list()], dtype=np.float32)
+    return out
+
+
+def write_labeled_spans(warehouse: Warehouse, key: str, tagger: Tagger, rows) -> None:
+    """Tagger spans (from stored probabilities, at the domain's threshold) and CredSweeper spans of
+    the labeled documents, as detector facts."""
+    probs = load_token_tags(warehouse, key, [r["sha256"] for r, _ in rows])
+    thresholds = tagger.report.get("thresholds", {})
+    found = credsweeper_spans([item.text for _, item in rows], [r["kind"] for r, _ in rows])
+    out = []
+    for (row, item), cs in zip(rows, found, strict=True):
+        p = probs.get(row["sha256"])
+        spans = []
+        if p is not None and len(p):
+            threshold = thresholds.get(row["domain"], thresholds.get("*", 0.5))
+            spans = decode_spans(item.text, item.char_start, item.char_end, p, tagger.labels, threshold)
+        out.append((row["dataset"], row["doc_id"], spans + cs))
+    replace_signal_spans(warehouse, out, CALIBRATION_BATCH)
+
+
+def replace_signal_spans(
+    warehouse: Warehouse, rows: Sequence[tuple[str, str, Sequence[Span]]], batch_id: str
+) -> None:
+    """Replace the tagger and CredSweeper rows of these documents of one batch in ``detector_spans``
+    (CALIBRATION_BATCH for labeled sets): per-document facts are keyed by batch, so batches sharing a doc
+    id never overwrite each other."""
+    frame = pl.DataFrame(
+        [(ds, batch_id, doc, s.start, s.end, s.label, s.score, s.source) for ds, doc, spans in rows for s in spans],
+        schema=["dataset", "batch_id", "doc_id", "start", "end", "label", "score", "source"],
+        orient="row",
+    )
+    ids = pl.DataFrame([(ds, doc) for ds, doc, _ in rows], schema=["dataset", "doc_id"], orient="row")
+    with warehouse.transaction() as con:
+        con.register("_ids", ids.to_arrow())
+        con.execute(
+            "DELETE FROM detector_spans WHERE source IN (?, ?) AND batch_id = ? AND (dataset, doc_id) IN "
+            "(SELECT dataset, doc_id FROM _ids)",
+            [TAGGER, CREDSWEEPER, batch_id],
+        )
+        con.unregister("_ids")
+        insert_frame(con, "detector_spans", frame)
+
+
+def tag_corpus_stage(
+    warehouse: Warehouse, batch_id: str, model_key: str, cache: HiddenStateCache, tagger: Tagger, domain: str
+) -> dict:
+    """Token probabilities and decoded spans of a delivery batch (from the hidden states its scoring
+    pass cached), plus CredSweeper on its code; written as facts."""
+    docs = warehouse.query(
+        "SELECT doc_id, kind, text, sha256 FROM documents WHERE batch_id = ? ORDER BY doc_id", [batch_id]
+    )
+    scores = load_token_scores(warehouse, model_key, docs["sha256"].to_list())
+    started = time.perf_counter()
+    probs, missing = [], 0
+    for sha in docs["sha256"].to_list():
+        if sha in scores and cache.has(sha):
+            probs.append((sha, tagger.predict(cache.get(sha))))
+        else:
+            missing += 1
+    if missing:
+        raise RuntimeError(
+            f"{missing} documents of batch {batch_id} have no cached hidden states; rerun reference_scores"
+        )
+    write_token_tags(warehouse, tagger.key, probs)
+    tag_seconds = time.perf_counter() - started
+    by_sha = dict(probs)
+    threshold = tagger.report.get("thresholds", {}).get(domain, tagger.report.get("thresholds", {}).get("*", 0.5))
+    cs = credsweeper_spans(docs["text"].to_list(), docs["kind"].to_list())
+    rows, n_tagger, n_cs = [], 0, 0
+    for (doc_id, _, text, sha), found in zip(docs.iter_rows(), cs, strict=True):
+        s = scores[sha]
+        spans = decode_spans(text, s.char_start, s.char_end, by_sha[sha], tagger.labels, threshold)
+        n_tagger += len(spans)
+        n_cs += len(found)
+        rows.append(("corpus", doc_id, spans + found))
+    replace_signal_spans(warehouse, rows, batch_id)
+    return {
+        "tagger_key": tagger.key,
+        "domain": domain,
+        "threshold": round(threshold, 4),
+        "documents": docs.height,
+        "tagger_spans": n_tagger,
+        "credsweeper_spans": n_cs,
+        "credsweeper": credsweeper_version(),
+        "head_seconds": round(tag_seconds, 3),
+    }
+
+
+def merged(spans: Sequence[Span]) -> list[Span]:
+    return merge(spans)

@@ -1,0 +1,151 @@
+"""The learned tagger: hidden states from the scoring pass, a tiny real training run, clean decoding,
+entity-level recall and the choice of a detector combination."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from curation.calibration import ScoredDoc
+from curation.scoring import ReferenceScorer, ScoringConfig, TokenScores
+from curation.signals import CONFIRMED, CREDSWEEPER, RULES, TAGGER, choose_combination, select_sources
+from curation.spans import Span
+from curation.tagger import (
+    HiddenStateCache,
+    TaggedText,
+    Tagger,
+    TaggerConfig,
+    decode_spans,
+    entity_recall,
+    train_tagger,
+)
+
+TRAIN = [
+    ("Please call Dana Whitfield tomorrow.", [(12, 26)]),
+    ("Ask Marco Ruiz about the invoice.", [(4, 14)]),
+    ("The report was signed by Priya Natarajan.", [(25, 40)]),
+    ("Send it to Olga Berg before noon.", [(11, 20)]),
+    ("The meeting moved to Thursday.", []),
+    ("Our office closes early today.", []),
+]
+
+
+@pytest.fixture(scope="module")
+def scorer() -> ReferenceScorer:
+    scorer = ReferenceScorer(ScoringConfig(max_length=48, min_context=16))
+    scorer.load()
+    return scorer
+
+
+def test_scoring_pass_yields_hidden_states_without_changing_nll(scorer):
+    texts = ["Hello Dana, your order 4411 shipped.", "x = 1\n" * 30]
+    plain = scorer.score_texts(texts)
+    with_states = scorer.score_texts(texts, with_hidden=True)
+    for a, b in zip(plain, with_states, strict=True):
+        assert a.hidden is None
+        assert b.hidden.shape == (a.n_tokens, scorer.hidden_size) and b.hidden.dtype == np.float16
+        assert np.isfinite(b.hidden).all() and np.abs(b.hidden).sum(axis=1).min() > 0  # every token filled
+        np.testing.assert_allclose(a.nll, b.nll, rtol=1e-5, atol=1e-5)
+
+
+def test_tiny_training_run_learns_names_and_round_trips(scorer, tmp_path: Path):
+    scored = scorer.score_texts([t for t, _ in TRAIN], with_hidden=True)
+    items = [
+        TaggedText(text, s.char_start, s.char_end, s.hidden, [Span(a, b, "PERSON") for a, b in spans])
+        for (text, spans), s in zip(TRAIN, scored, strict=True)
+    ]
+    config = TaggerConfig(epochs=150, batch_tokens=64, hidden=32, learning_rate=1e-2, dropout=0.0)
+    tagger = train_tagger(items, scorer.model_key, config)
+    assert tagger.labels == ["O", "PERSON"]
+    found = [
+        decode_spans(it.text, it.char_start, it.char_end, tagger.predict(it.hidden), tagger.labels, 0.5) for it in items
+    ]
+    hits = sum(
+        any(s.start <= a and s.end >= b and s.label == "PERSON" for s in spans)
+        for spans, (_, gold) in zip(found, TRAIN, strict=True)
+        for a, b in gold
+    )
+    assert hits >= 3  # learned on its training texts
+    assert not found[4] and not found[5]
+    path = tmp_path / "t.pt"
+    tagger.save(path)
+    again = Tagger.load(path)
+    np.testing.assert_allclose(again.predict(items[0].hidden), tagger.predict(items[0].hidden), atol=1e-6)
+    cache = HiddenStateCache(tmp_path / "cache", scorer.model_key)
+    cache.put("abc", items[0].hidden)
+    assert cache.has("abc") and (cache.path("abc").stat().st_mode & 0o077) == 0
+    np.testing.assert_array_equal(cache.get("abc"), items[0].hidden)
+
+
+def test_decoding_snaps_to_word_edges_and_picks_the_label_with_most_mass():
+    text = "Mr Quillon Vasquez said hi"
+    # tokens: "Mr", " Qu", "illon", " Vas", "quez", " said", " hi"
+    starts = np.array([0, 2, 6, 10, 14, 18, 23])
+    ends = np.array([2, 6, 10, 14, 18, 23, 26])
+    probs = np.zeros((7, 3), dtype=np.float32)
+    probs[:, 0] = 1.0
+    probs[1] = [0.2, 0.7, 0.1]  # only the first piece of each word is confident
+    probs[3] = [0.3, 0.6, 0.1]
+    spans = decode_spans(text, starts, ends, probs, ["O", "PERSON", "LOCATION"], 0.5)
+    assert [(text[s.start : s.end], s.label, s.source) for s in spans] == [("Quillon Vasquez", "PERSON", "tagger")]
+
+
+def test_entity_recall_counts_a_mention_only_when_fully_masked():
+    text = "Ann Lee met Bob"
+    gold = [Span(0, 7, "PERSON", source="gold:DIRECT"), Span(12, 15, "PERSON", source="gold:QUASI")]
+    predicted = [Span(0, 3), Span(4, 7), Span(12, 14)]  # the space between is not a character to mask
+    by_id = entity_recall([(text, gold, predicted)], "identifier")
+    assert by_id == {"DIRECT": {"mentions": 1, "fully_masked": 1.0}, "QUASI": {"mentions": 1, "fully_masked": 0.0}}
+
+
+def _doc(text, gold, detected):
+    n = len(text)
+    scores = TokenScores(np.array([0]), np.array([n]), np.array([1.0], dtype=np.float32))
+    return ScoredDoc("d", text, "code", scores, gold, detected)
+
+
+def test_credsweeper_confirmed_by_tagger_and_the_best_combination_is_chosen():
+    text = "token = 'hX9kq2LzVw00'\nid = 'c0ffee00deadbeef'\n"
+    secret, lookalike = Span(9, 21, "API_KEY"), Span(29, 45, "SECRET")
+    detected = [
+        Span(9, 21, "API_KEY", 0.9, CREDSWEEPER),
+        Span(29, 45, "SECRET", 0.9, CREDSWEEPER),  # a look-alike the tagger does not back
+        Span(10, 18, "API_KEY", 0.8, TAGGER),
+        Span(0, 5, "PERSON", 0.9, "presidio"),  # a rule false positive
+    ]
+    kept = select_sources(len(text), detected, (CONFIRMED,))
+    assert [(s.start, s.end) for s in kept] == [(9, 21)]
+    combination, table = choose_combination([_doc(text, [secret], detected)])
+    assert combination == (CONFIRMED,)
+    assert {row["combination"] for row in table} >= {RULES, TAGGER, CONFIRMED}
+    assert lookalike not in kept
+
+
+def test_card_reports_the_tagger_per_domain():
+    from curation.card import CardInfo, render_card
+
+    tagger = {
+        "tagger_key": "tagger-abc",
+        "training_texts": 10,
+        "training_tokens": 300,
+        "thresholds": {"court": 0.4, "support": 0.6},
+        "training_metrics_out_of_fold": {"court": {"documents": 5, "precision": 0.8, "recall": 0.7, "f1": 0.75}},
+        "heldout_metrics": {
+            "court": {
+                "documents": 3,
+                "precision": 0.9,
+                "recall": 0.6,
+                "f1": 0.72,
+                "mentions_fully_masked_by_label": {"PERSON": 0.5},
+            }
+        },
+        "domain": "support",
+        "detector_combination": ["rules", "tagger"],
+    }
+    card = render_card(CardInfo(pretty_name="x", tagger=tagger))
+    section = card.split("## Learned tagger", 1)[1].split("\n## ", 1)[0]
+    assert "tagger-abc" in section and "| court | held-out | 3 | 0.9 | 0.6 | 0.72 |" in section
+    assert "`rules+tagger`" in section and "PERSON" in section
+    assert "No learned tagger" in render_card(CardInfo(pretty_name="x"))
