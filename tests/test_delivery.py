@@ -146,7 +146,8 @@ def test_sensor_and_schedule_target_real_jobs():
     schedule = defs.resolve_schedule_def("recalibration_schedule")
     job = defs.resolve_job_def(schedule.job_name)
     keys = {k.to_user_string() for k in job.asset_layer.selected_asset_keys}
-    assert keys == {"validation_set", "validation_scores", "validation_detections", "threshold_calibration"}
+    calibration_group = {"validation_set", "validation_scores", "validation_detections", "pii_tagger"}
+    assert keys == calibration_group | {"threshold_calibration"}
 
 
 # -- drift -------------------------------------------------------------------------------------
@@ -186,7 +187,10 @@ def _doc(warehouse: Warehouse, batch: str, sha: str) -> None:
 def test_score_drift_flags_a_shifted_batch(tmp_path):
     rng = np.random.default_rng(0)
     warehouse = Warehouse(tmp_path / "w.duckdb")
-    warehouse.append("validation_docs", pl.DataFrame({"doc_id": ["v"], "text": ["x"], "sha256": ["v"], "n_chars": [1]}))
+    warehouse.append(
+        "validation_docs",
+        pl.DataFrame({"dataset": ["validation"], "doc_id": ["v"], "text": ["x"], "sha256": ["v"], "n_chars": [1]}),
+    )
     _scores(warehouse, "v", rng.gamma(2.0, 1.5, 4000))
     _doc(warehouse, "similar", "s")
     _scores(warehouse, "s", rng.gamma(2.0, 1.5, 2000))
