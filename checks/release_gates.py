@@ -97,7 +97,9 @@ def surrogate_consistency(
     return to_check_result(context, warehouse, config.batch_id, result, digest)
 
 
-@dg.asset_check(asset="surrogate_view", name=gates.RESIDUAL_INDEPENDENT_AUDIT, blocking=True)
+@dg.asset_check(
+    asset="surrogate_view", name=gates.RESIDUAL_INDEPENDENT_AUDIT, partitions_def=DELIVERY_BATCHES, blocking=True
+)
 @one_connection
 def residual_independent_audit(
     context: dg.AssetCheckExecutionContext, settings: CurationSettings, reference_model: ReferenceModel
