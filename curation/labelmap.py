@@ -13,33 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from curation import spans as S
+from curation.convention import KNOWN_LABELS
 
-CONVENTION_LABELS = frozenset(
-    {
-        S.PERSON,
-        S.EMAIL_ADDRESS,
-        S.PHONE_NUMBER,
-        S.CREDIT_CARD,
-        S.IBAN_CODE,
-        S.US_SSN,
-        S.IP_ADDRESS,
-        S.STREET_ADDRESS,
-        S.LOCATION,
-        S.NRP,
-        S.DATE_TIME,
-        S.ORGANIZATION,
-        S.TITLE,
-        S.URL,
-        S.ACCOUNT_ID,
-        S.USERNAME,
-        S.PASSWORD,
-        S.API_KEY,
-        S.PRIVATE_KEY,
-        S.CONNECTION_STRING,
-        S.SECRET,
-        S.SURPRISE,
-    }
-)
+CONVENTION_LABELS = frozenset(KNOWN_LABELS)
 
 # Text Anonymization Benchmark (court text) categories.
 TAB_LABELS = {

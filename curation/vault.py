@@ -328,23 +328,7 @@ class Vault:
     def replace_audit_copy(self, batch_id: str, rows: Iterable[tuple[str, str]]) -> int:
         """Store the batch's reviewer copy (doc_id, text with indexed tags such as [PERSON_1]): same value,
         same index within a scope. Kept here, next to the map, because it is for vault holders only."""
-        rows = [(batch_id, doc_id, text) for doc_id, text in rows]
-        import polars as pl
-
-        frame = pl.DataFrame(rows, schema={"batch_id": pl.String, "doc_id": pl.String, "text": pl.String}, orient="row")
-        self._con.execute("BEGIN")
-        try:
-            self._con.execute("DELETE FROM audit_copy WHERE batch_id = ?", [batch_id])
-            self._con.register("_incoming", frame.to_arrow())
-            self._con.execute("INSERT INTO audit_copy SELECT batch_id, doc_id, text FROM _incoming")
-            self._con.unregister("_incoming")
-        except BaseException:
-            self._con.execute("ROLLBACK")
-            raise
-        self._con.execute("COMMIT")
-        self._con.execute("CHECKPOINT")
-        self._tighten()
-        return len(rows)
+        return self._replace_rows("audit_copy", batch_id, [(batch_id, doc_id, text) for doc_id, text in rows], 3)
 
     def audit_copy(self, batch_id: str) -> dict[str, str]:
         rows = self._con.execute("SELECT doc_id, text FROM audit_copy WHERE batch_id = ?", [batch_id]).fetchall()
