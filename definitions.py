@@ -119,3 +119,27 @@ def _instance_for_cli(instance):
             Path(home, "dagster.yaml").write_text("telemetry:\n  enabled: false\n", encoding="utf-8")
             with dg.DagsterInstance.from_config(home) as temporary:
                 yield temporary
+
+
+def delivery_asset_names() -> list[str]:
+    """Names of the pipeline's assets (not the evaluation group), in definition order."""
+    return [key.to_user_string() for asset in ALL_ASSETS for key in asset.keys]
+
+
+def materialize_for_batch(settings, selection: list[str], log_level: str = "INFO"):
+    """Materialize some assets (with their checks, the evaluation group included) for the settings' batch
+    partition, in-process, on the persistent instance when DAGSTER_HOME is set (what `curation canary` runs
+    stage by stage)."""
+    instance = dg.DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else dg.DagsterInstance.ephemeral()
+    reclaim_dead_runs(instance, watch=False)  # a killed earlier run must not hold the model pool slot forever
+    batch_id = settings.load().batch_id
+    _add_partition(instance, batch_id)
+    return dg.materialize(
+        [*ALL_ASSETS, *EVALUATION_ASSETS, *ALL_CHECKS],
+        selection=selection,
+        instance=instance,
+        resources=build_resources(settings),
+        partition_key=batch_id,
+        raise_on_error=False,
+        run_config={"loggers": {"console": {"config": {"log_level": log_level}}}},
+    )

@@ -317,7 +317,7 @@ def cmd_canary(args: argparse.Namespace) -> int:
     from resources import CurationSettings
 
     settings = CurationSettings(config_path=config_path, **overrides)
-    views = [k for k in _curation_assets() if k not in ("dataset_card", "release")]
+    views = [k for k in definitions.delivery_asset_names() if k not in ("dataset_card", "release")]
     stages = (
         ("pipeline up to the views and their gates", views),
         ("leakage report and canary probe", ["leakage_report", "canary_probe"]),
@@ -326,7 +326,7 @@ def cmd_canary(args: argparse.Namespace) -> int:
     release_path = None
     for title, selection in stages:
         print(f"\n== {title} ({time.perf_counter() - started:.0f}s)", flush=True)
-        result = _materialize(definitions, settings, selection, args.log_level)
+        result = definitions.materialize_for_batch(settings, selection, args.log_level)
         failed = [e.step_key for e in result.all_events if e.event_type_value == "STEP_FAILURE"]
         if failed:
             print(f"curation canary: steps failed: {failed}", file=sys.stderr)
@@ -355,39 +355,6 @@ def cmd_canary(args: argparse.Namespace) -> int:
     }
     print(json.dumps(line))
     return 0
-
-
-def _curation_assets() -> list[str]:
-    from assets import ALL_ASSETS
-
-    return [key.to_user_string() for a in ALL_ASSETS for key in a.keys]
-
-
-def _materialize(definitions, settings, selection: list[str], log_level: str):
-    """Materialize some assets (with their checks) for the settings' batch partition, in-process, on the
-    persistent instance when DAGSTER_HOME is set (as `curation run` does)."""
-    import dagster as dg
-
-    from assets import ALL_ASSETS, EVALUATION_ASSETS
-    from assets._common import DELIVERY_BATCHES
-    from automation.run_recovery import reclaim_dead_runs
-    from checks import ALL_CHECKS
-    from resources import build_resources
-
-    instance = dg.DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else dg.DagsterInstance.ephemeral()
-    reclaim_dead_runs(instance, watch=False)  # a killed earlier run must not hold the model pool slot forever
-    batch_id = settings.load().batch_id
-    if not instance.has_dynamic_partition(DELIVERY_BATCHES.name, batch_id):
-        instance.add_dynamic_partitions(DELIVERY_BATCHES.name, [batch_id])
-    return dg.materialize(
-        [*ALL_ASSETS, *EVALUATION_ASSETS, *ALL_CHECKS],
-        selection=selection,
-        instance=instance,
-        resources=build_resources(settings),
-        partition_key=batch_id,
-        raise_on_error=False,
-        run_config={"loggers": {"console": {"config": {"log_level": log_level}}}},
-    )
 
 
 def build_parser() -> argparse.ArgumentParser:
