@@ -64,8 +64,9 @@ def residual_leak_scan(
 def residual_detector_audit(
     context: dg.AssetCheckExecutionContext, settings: CurationSettings, detectors: Detectors
 ) -> dg.AssetCheckResult:
-    """Detectors re-run on a sample of the redacted text; the residual rate's upper confidence bound
-    (Clopper-Pearson) must stay under the budget."""
+    """Detectors re-run on the redacted text: every document of a batch no larger than the sample (judged on
+    the measured residual rate), else a seeded sample whose Clopper-Pearson upper bound must stay under the
+    budget."""
     config, warehouse = batch_config(context, settings), settings.warehouse()
     digest = gates.content_digest(warehouse, config.batch_id)
     result = gates.residual_detector_audit(warehouse, config, detectors.suite(), digest)
