@@ -440,7 +440,7 @@ def detect_stage(
 def tagger_config(config: CurationConfig):
     from curation.tagger import TaggerConfig
 
-    return TaggerConfig(hidden=config.tagger.hidden, epochs=config.tagger.epochs)
+    return TaggerConfig(encoder=config.tagger.encoder, hidden=config.tagger.hidden, epochs=config.tagger.epochs)
 
 
 def tagger_stage(config: CurationConfig, warehouse: Warehouse, model_key: str, progress=None) -> dict:
