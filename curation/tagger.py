@@ -4,9 +4,9 @@ The forward pass that yields each token's NLL also yields its last hidden state;
 those states per text and trains a small head over them, predicting the convention's entity label of
 each token (or O). The model is causal, so its state at t has seen only the left context; the default
 head runs a small bidirectional GRU over the projected states to add the right context (measured on
-the dev sets: +0.01-0.02 character F1 over a hidden layer reading the states of t..t+2). Per-token label probabilities are facts; turning them
-into spans needs a threshold, which calibration chooses. Decoding snaps spans to word edges so a
-name is never half masked.
+the dev sets: +0.02 character F1 on court text and presidio over a hidden layer reading the states of
+t..t+2). Per-token label probabilities are facts; turning them into spans needs a threshold, which
+calibration chooses. Decoding snaps spans to word edges so a name is never half masked.
 
 The head is trained from labeled sets on the user's machine (no weights are shipped) and cached by
 the digest of its training data, the reference model key and its config.
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import itertools
 import json
 import os
 import re
@@ -196,7 +197,7 @@ def segment_bounds(n: int, length: int, offset: int = 0) -> list[tuple[int, int]
     if n <= length:
         return [(0, n)]
     cuts = [0, *range(offset if offset > 0 else length, n, length), n]
-    return [(a, b) for a, b in zip(cuts, cuts[1:], strict=False) if b > a]
+    return [(a, b) for a, b in itertools.pairwise(cuts) if b > a]
 
 
 @dataclass
