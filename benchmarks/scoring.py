@@ -225,6 +225,8 @@ def bare_vs_pipeline(texts: list[str], rounds: int = 3, group_size: int = 8) -> 
                 cols += list(range(len(prefix) + first - lo - 1, len(seq) - 1))
             rows_t, cols_t = torch.tensor(rows), torch.tensor(cols)
             out.append((tensor, mask, rows_t, cols_t, tensor[rows_t, cols_t + 1]))
+            padding[0] += tensor.numel() - int(mask.sum())
+            padding[1] += tensor.numel()
         return out, sum(flops.of_plan(doc, len(prefix)) for doc in per_doc)
 
     def bare_on_plan(batches: list[tuple]) -> float:
@@ -249,7 +251,12 @@ def bare_vs_pipeline(texts: list[str], rounds: int = 3, group_size: int = 8) -> 
         return time.perf_counter() - t0
 
     groups = [texts[i : i + group_size] for i in range(0, len(texts), group_size)]
+    padding = [0, 0]  # padded positions, all positions of the pipeline's batches
     planned = [plan(g) for g in groups]
+    t0 = time.perf_counter()
+    for text in texts:
+        scorer.tokenize(text)
+    tokenize_s = time.perf_counter() - t0
     n_tokens = sum(len(b[2]) for batches, _ in planned for b in batches)
     pipeline_flops = sum(f for _, f in planned)
     best_rows = [
@@ -316,6 +323,8 @@ def bare_vs_pipeline(texts: list[str], rounds: int = 3, group_size: int = 8) -> 
         ],
         "pipeline_gflop_per_token": pipeline_flops / n_tokens / 1e9,
         "pipeline_write_share": total["write"] / total["pipe"],
+        "pipeline_tokenize_share": tokenize_s * rounds / total["pipe"],
+        "pipeline_padding_share": padding[0] / max(1, padding[1]),
         "pipeline_threads_cost_ms_per_token": {
             str(t): round(c * 1e3, 3) for t, c in (scorer._threads.cost if scorer._threads else {}).items()
         },
@@ -431,6 +440,8 @@ def scoring_section(texts: list[str], rounds: int) -> dict:
         "best_bare_fraction_of_peak": round(scoring["best_bare_fraction_of_peak"], r),
         "pipeline_gflop_per_token": round(scoring["pipeline_gflop_per_token"], 4),
         "pipeline_write_share": round(scoring["pipeline_write_share"], 4),
+        "pipeline_tokenize_share": round(scoring["pipeline_tokenize_share"], 4),
+        "pipeline_padding_share": round(scoring["pipeline_padding_share"], 4),
         "pipeline_threads_cost_ms_per_token": scoring["pipeline_threads_cost_ms_per_token"],
         "bare_search": scoring["bare_search"],
         "bf16_native_flag": scoring["bf16_native_flag"],
