@@ -160,7 +160,7 @@ def search_bare(models: dict, stream: list[int], bos: int, thread_counts: list[i
     return points
 
 
-def bare_vs_pipeline(texts: list[str], rounds: int = 3, group_size: int = 8) -> dict:
+def bare_vs_pipeline(texts: list[str], rounds: int = 3, group_size: int = 0) -> dict:
     """The pipeline's scoring pass against the bare model at its best, in one run on the same texts.
 
     (a) best bare: plain transformers forward + the same chunked loss at the dtype, thread count and
@@ -171,8 +171,9 @@ def bare_vs_pipeline(texts: list[str], rounds: int = 3, group_size: int = 8) -> 
         DuckDB write).
 
     The CPU here is shared and its speed drifts by 10-40% over tens of seconds, so the three are timed in
-    short alternating slices, per group of `group_size` texts, the order rotating every slice; sums over
-    all slices give the throughputs and their ratios. FLOP/s follow ModelFlops."""
+    alternating slices, per group of `group_size` texts (default: as many as the pipeline scores per call,
+    SCORE_BATCH_DOCS, so its length-sorted batches pad as much as in a run), the order rotating every
+    slice; sums over all slices give the throughputs and their ratios. FLOP/s follow ModelFlops."""
     import torch
 
     from curation.scoring import (
@@ -250,6 +251,9 @@ def bare_vs_pipeline(texts: list[str], rounds: int = 3, group_size: int = 8) -> 
         write_s[0] += time.perf_counter() - t1
         return time.perf_counter() - t0
 
+    from curation.pipeline import SCORE_BATCH_DOCS
+
+    group_size = group_size or min(len(texts), SCORE_BATCH_DOCS)
     groups = [texts[i : i + group_size] for i in range(0, len(texts), group_size)]
     padding = [0, 0]  # padded positions, all positions of the pipeline's batches
     planned = [plan(g) for g in groups]
