@@ -195,3 +195,19 @@ def test_thread_tuner_follows_the_measured_cost():
     assert first.count(1) > 0.9 * len(first) and 2 in first[10:]  # mostly one thread, still looking
     assert second[-100:].count(2) > 0.9 * 100 and 1 in second[-100:]
     assert ThreadTuner([3]).pick() == 3
+
+
+def test_bench_flop_count_is_linear_weights_plus_attention_at_each_context(scorer):
+    """The benchmark's FLOPs per token (its fraction of the matmul peak rests on them), from the model."""
+    from benchmarks.scoring import ModelFlops
+
+    cfg = scorer._model.config
+    d, kv = cfg.hidden_size, cfg.num_key_value_heads * cfg.head_dim
+    per_layer = 2 * d * d + 2 * d * kv + 3 * d * cfg.intermediate_size  # q, o; k, v; gate, up, down
+    flops = ModelFlops(scorer._model)
+    assert flops.linear_params == cfg.num_hidden_layers * per_layer + cfg.vocab_size * d  # + the output layer
+    assert flops.attention_per_key == 4 * cfg.num_hidden_layers * cfg.num_attention_heads * cfg.head_dim
+    assert 0.26e9 < flops.of_keys(128) < 0.29e9  # SmolLM2-135M: ~0.27 GFLOP per token
+    assert flops.of_rows(4) == flops.of_keys(1) + flops.of_keys(2) + flops.of_keys(3)
+    # a chunk fed from token 2 that scores tokens 5..6 after a 1-token prompt: keys 1 + (i - lo) each
+    assert flops.of_plan([(2, 5, 7)], 1) == flops.of_keys(4) + flops.of_keys(5)
