@@ -42,7 +42,7 @@ class ScoringConfig:
     # 1 thread (its float32 logits, 25 MB, stay nearer the cache), no faster at 64
     logits_chunk: int = 128
     # CPU threads per forward pass; 0 = adaptive: measured per batch between all cores and fewer (on a shared
-    # CPU, two threads stall at every op barrier while another process holds a core: measured 4x slower)
+    # CPU, two threads stall at every op barrier while another process holds a core: measured 3-17x slower)
     threads: int = 0
     prompt: str = ""  # prompted scoring: condition on this description, score only the document
     # Contrastive scoring: NLL under ``prompt`` (describing compliant text) minus NLL under this prompt
