@@ -236,7 +236,16 @@ def residual_independent_audit(warehouse: Warehouse, config: CurationConfig, mod
         "surprise_signal": surprise,
         "reason": names["reason"] or ("" if names["passed"] else f"{names['leaked_name_words']} name words left"),
     }
-    return GateResult(RESIDUAL_INDEPENDENT_AUDIT, bool(names["passed"]), detail)
+    measured = (
+        f"{names['leaked_name_words']} name words of {names['people']} people left in "
+        f"{names['documents_with_leaks']} of {names['texts_scanned']} release texts"
+    )
+    reason = (
+        f"no word of a masked person's name is left in the release text ({names['name_words']} words checked)"
+        if names["passed"]
+        else f"{names['leaked_name_words']} words of masked people's names are left in the release text"
+    )
+    return explained(GateResult(RESIDUAL_INDEPENDENT_AUDIT, bool(names["passed"]), detail), measured, "0", reason)
 
 
 def masked_fraction_budget(warehouse: Warehouse, config: CurationConfig) -> GateResult:
