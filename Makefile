@@ -49,7 +49,7 @@ bench: $(STAMP)
 	$(BIN)/python -m benchmarks.scoring
 
 # RSS and re-run scaling at 10x the generated benchmark corpus (long; not in CI). BENCH_SCALE_DOCS sets 1x.
-BENCH_SCALE_DOCS ?= 240
+BENCH_SCALE_DOCS ?= 200
 bench-scale: $(STAMP)
 	$(BIN)/python -m benchmarks.scale --only-scale --docs $(BENCH_SCALE_DOCS) --scale 10
 
