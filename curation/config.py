@@ -68,8 +68,9 @@ class TaggerSettings:
     # more labeled sets as "domain=path" (JSONL): the tagger trains on them, the card reports them per domain
     labeled_sets: tuple[str, ...] = ()
     public_sets: bool = True  # also train on the bundled public labeled sets (presidio synth, TAB; MIT)
-    epochs: int = 12
-    hidden: int = 256
+    encoder: str = "bigru"  # "bigru" (reads the whole text both ways) or "window" (tokens t..t+2)
+    epochs: int = 20
+    hidden: int = 128
 
 
 @dataclass(frozen=True)
@@ -294,6 +295,10 @@ def _check(config: CurationConfig, where: str) -> None:
     problems += _check_labeled_sets(config)
     if not isinstance(config.sharding.workers, int) or config.sharding.workers < 1:
         problems.append(f"sharding.workers must be a whole number >= 1, got {config.sharding.workers!r}")
+    from curation.tagger import ENCODERS
+
+    if config.tagger.encoder not in ENCODERS:
+        problems.append(f"tagger.encoder must be one of {list(ENCODERS)}, got {config.tagger.encoder!r}")
     if problems:
         raise ConfigError(f"{where}: " + "; ".join(problems))
 

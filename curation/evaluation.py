@@ -25,10 +25,10 @@ from curation.calibration import (
     finite_or_none,
     pooled,
 )
-from curation.config import bundled
+from curation.config import MaskingConfig, bundled
 from curation.labeled import LabeledRecord, load_labeled
 from curation.masking import combine, surprise_spans
-from curation.pipeline import score_missing, sha256_text
+from curation.pipeline import propagate_mentions, score_missing, sha256_text
 from curation.scoring import ReferenceScorer, ScoringConfig
 from curation.signals import choose_combination, credsweeper_spans, select_sources
 from curation.spans import Span, char_mask
@@ -243,7 +243,10 @@ def run_eval(
         combination, table = choose_combination(docs)
         per_domain[name] = {"detector_combination": "+".join(combination), "calibration_combinations": table}
     combination = tuple(per_domain[domain]["detector_combination"].split("+"))
-    ablation_signals = {c: tuple(c.split("+")) for c in ("rules", "tagger", "credsweeper", "credsweeper&tagger")}
+    ablation_signals = {
+        c: tuple(c.split("+"))
+        for c in ("rules", "tagger", "credsweeper", "credsweeper&tagger", "rules+tagger", "tagger+rules&tagger")
+    }
     ablation = {
         name: _signal_metrics(gold_docs, {d.doc_id: select_sources(len(d.text), d.detected, combo) for d in gold_docs})
         for name, combo in ablation_signals.items()
@@ -270,12 +273,22 @@ def run_eval(
         if chosen is None or cal.point.metrics.f1 > chosen.point.metrics.f1:
             chosen = cal
     assert chosen is not None
-    predicted = predictions(gold_docs, chosen)
+    selected = predictions(gold_docs, chosen)
+    # The pipeline's masking step after selection (other occurrences of each masked value, person-name
+    # variants), per document: eval records are independent texts, so nothing propagates across them.
+    predicted, _ = propagate_mentions(
+        {d.doc_id: d.text for d in gold_docs},
+        selected,
+        {d.doc_id: d.doc_id for d in gold_docs},
+        scope="document",
+        min_chars=MaskingConfig().min_propagation_chars,
+    )
     surprise_cal = cals.get("surprise")
     if surprise_cal is not None:
         ablation["surprise"] = _signal_metrics(
             gold_docs, {d.doc_id: combine("surprise", [], surprise_spans(d, surprise_cal)) for d in gold_docs}
         )
+    ablation["chosen_before_propagation"] = _signal_metrics(gold_docs, selected)
     ablation["chosen"] = _signal_metrics(gold_docs, predicted)
     predictions_path.parent.mkdir(parents=True, exist_ok=True)
     with predictions_path.open("w", encoding="utf-8") as f:
@@ -285,7 +298,10 @@ def run_eval(
                 for s in predicted[doc.doc_id]
             ]
             f.write(json.dumps({"id": doc.doc_id, "spans": spans}) + "\n")
-    chosen_gold = per_policy[chosen.policy]["gold"]
+    final = char_metrics(  # what the pipeline masks: the chosen policy's spans after propagation
+        np.concatenate([np.array(char_mask(predicted[d.doc_id], len(d.text)), bool) for d in gold_docs]),
+        np.concatenate([np.array(char_mask(d.gold, len(d.text)), bool) for d in gold_docs]),
+    )
     metrics = {
         "summary": {
             "gold": str(gold_path),
@@ -297,7 +313,7 @@ def run_eval(
             "params": chosen.params.name,
             "threshold": finite_or_none(chosen.point.threshold),
             "collateral_budget": collateral_budget,
-            **{k: round(v, 4) for k, v in (chosen_gold["metrics"] or {}).items() if isinstance(v, float)},
+            **{k: round(v, 4) for k, v in final.to_dict().items() if isinstance(v, float)},
             "mentions_fully_masked_by_identifier": {
                 k: v["fully_masked"] for k, v in ablation["chosen"]["mentions_fully_masked_by_identifier"].items()
             },

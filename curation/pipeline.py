@@ -456,7 +456,7 @@ def detect_stage(
 def tagger_config(config: CurationConfig):
     from curation.tagger import TaggerConfig
 
-    return TaggerConfig(hidden=config.tagger.hidden, epochs=config.tagger.epochs)
+    return TaggerConfig(encoder=config.tagger.encoder, hidden=config.tagger.hidden, epochs=config.tagger.epochs)
 
 
 def tagger_stage(config: CurationConfig, warehouse: Warehouse, model_key: str, progress=None) -> dict:
@@ -682,6 +682,36 @@ def current_calibration(
 
 
 # -- masking and views -----------------------------------------------------------------------
+def propagate_mentions(
+    texts: dict[str, str],
+    selected: dict[str, list[Span]],
+    scope_of: dict[str, str],
+    *,
+    scope: str,
+    min_chars: int,
+    name_variants: bool = True,
+) -> tuple[dict[str, list[Span]], IdentityReport]:
+    """The masking step after selection: every other occurrence of a masked value in its scope, then
+    the variants of every masked person ("Dana Whitfield" -> "Ms Whitfield", "D. Whitfield").
+
+    Variants are found wherever a copy of the name now is and propagated in turn (the leak gate checks
+    every masked value batch-wide); a variant next to a masked word can merge into a longer name, so
+    this repeats until nothing changes (two passes, most). ``curation eval`` applies the same step, so
+    its numbers are the pipeline's."""
+    propagate = functools.partial(propagate_duplicates, texts, scope_of=scope_of, scope=scope, min_chars=min_chars)
+    masked = propagate(selected)
+    identities = IdentityReport()
+    if name_variants:
+        identity_scope = scope_of if scope != "document" else {d: d for d in texts}
+        for _ in range(IDENTITY_PASSES):
+            masked, found = mask_name_variants(texts, masked, identity_scope)
+            identities = identities.add(found)
+            if not (found.variant_spans or found.relabeled_as_person):
+                break
+            masked = propagate(masked)
+    return masked, identities
+
+
 def mask_stage(config: CurationConfig, warehouse: Warehouse, model_key: str) -> dict:
     """Apply the stored calibration to the batch: surprise + detector spans, then propagation."""
     calibration_id, applied, stored_summary = current_calibration(config, warehouse, model_key)
@@ -702,26 +732,14 @@ def mask_stage(config: CurationConfig, warehouse: Warehouse, model_key: str) -> 
             )
             for d in docs
         }
-    propagate = functools.partial(
-        propagate_duplicates,
+    masked, identities = propagate_mentions(
         texts,
-        scope_of=scope_of,
+        selected,
+        scope_of,
         scope=config.masking.propagation_scope,
         min_chars=config.masking.min_propagation_chars,
+        name_variants=config.masking.name_variants,
     )
-    masked = propagate(selected)
-    identities = IdentityReport()
-    if config.masking.name_variants:
-        # Variants of every person, wherever a copy of the name now is, go with the person; the variants
-        # found are propagated in turn (the leak gate checks every masked value batch-wide). A variant next
-        # to a masked word can merge into a longer name, so repeat until nothing changes (two passes, most).
-        identity_scope = scope_of if config.masking.propagation_scope != "document" else {d: d for d in texts}
-        for _ in range(IDENTITY_PASSES):
-            masked, found = mask_name_variants(texts, masked, identity_scope)
-            identities = identities.add(found)
-            if not (found.variant_spans or found.relabeled_as_person):
-                break
-            masked = propagate(masked)
     rows = [
         (config.batch_id, doc_id, s.start, s.end, s.label, s.score, s.source or "detector", calibration_id)
         for doc_id, spans in masked.items()

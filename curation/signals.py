@@ -37,6 +37,7 @@ TAGGER = "tagger"
 CREDSWEEPER = "credsweeper"
 RULES = "rules"
 CONFIRMED = "credsweeper&tagger"  # CredSweeper spans the tagger agrees with on >= AGREEMENT of their chars
+RULES_CONFIRMED = "rules&tagger"  # rule spans the tagger agrees with: the tagger's precision, the rules' edges
 AGREEMENT = 0.3
 CODE_KINDS = frozenset({"code", "config", "log"})
 
@@ -52,7 +53,10 @@ COMBINATIONS: tuple[tuple[str, ...], ...] = (
     (RULES, TAGGER, CONFIRMED),
     (TAGGER, CREDSWEEPER),
     (RULES, TAGGER, CREDSWEEPER),
+    (TAGGER, RULES_CONFIRMED),
+    (TAGGER, RULES_CONFIRMED, CONFIRMED),
 )
+CONFIRMED_BY_TAGGER = {CONFIRMED: CREDSWEEPER, RULES_CONFIRMED: RULES}
 
 
 def source_family(source: str) -> str:
@@ -64,15 +68,17 @@ def source_family(source: str) -> str:
 
 
 def select_sources(text_len: int, spans: Sequence[Span], combination: Sequence[str]) -> list[Span]:
-    """The spans a detector combination keeps (CONFIRMED: CredSweeper spans the tagger agrees with)."""
+    """The spans a detector combination keeps (CONFIRMED / RULES_CONFIRMED: CredSweeper's or the rules'
+    spans the tagger's own spans cover on >= AGREEMENT of their characters)."""
     by_family: dict[str, list[Span]] = {RULES: [], TAGGER: [], CREDSWEEPER: []}
     for span in spans:
         by_family[source_family(span.source)].append(span)
     kept: list[Span] = []
     for name in combination:
-        if name == CONFIRMED:
+        if name in CONFIRMED_BY_TAGGER:
             tagged = np.array(char_mask(by_family[TAGGER], text_len), dtype=bool)
-            kept += [s for s in by_family[CREDSWEEPER] if s.length and tagged[s.start : s.end].mean() >= AGREEMENT]
+            family = by_family[CONFIRMED_BY_TAGGER[name]]
+            kept += [s for s in family if s.length and tagged[s.start : s.end].mean() >= AGREEMENT]
         else:
             kept += by_family[name]
     return sorted(kept, key=lambda s: (s.start, s.end))
@@ -86,8 +92,7 @@ def choose_combination(docs: Sequence, combinations=COMBINATIONS) -> tuple[tuple
     gold = np.concatenate([np.array(char_mask(d.gold, len(d.text)), bool) for d in docs] or [np.zeros(0, bool)])
     present = {source_family(s.source) for d in docs for s in d.detected}
     for combination in combinations:
-        needed = {CREDSWEEPER, TAGGER} if CONFIRMED in combination else set()
-        needed |= {c for c in combination if c != CONFIRMED}
+        needed = set().union(*({TAGGER, CONFIRMED_BY_TAGGER.get(c, TAGGER)} if "&" in c else {c} for c in combination))
         if not needed <= present and combination != (RULES,):
             continue
         pred = np.concatenate(
@@ -323,9 +328,7 @@ def write_labeled_spans(warehouse: Warehouse, key: str, tagger: Tagger, rows) ->
     replace_signal_spans(warehouse, out, CALIBRATION_BATCH)
 
 
-def replace_signal_spans(
-    warehouse: Warehouse, rows: Sequence[tuple[str, str, Sequence[Span]]], batch_id: str
-) -> None:
+def replace_signal_spans(warehouse: Warehouse, rows: Sequence[tuple[str, str, Sequence[Span]]], batch_id: str) -> None:
     """Replace the tagger and CredSweeper rows of these documents of one batch in ``detector_spans``
     (CALIBRATION_BATCH for labeled sets): per-document facts are keyed by batch, so batches sharing a doc
     id never overwrite each other."""

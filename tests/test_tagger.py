@@ -10,7 +10,15 @@ import pytest
 
 from curation.calibration import ScoredDoc
 from curation.scoring import ReferenceScorer, ScoringConfig, TokenScores
-from curation.signals import CONFIRMED, CREDSWEEPER, RULES, TAGGER, choose_combination, select_sources
+from curation.signals import (
+    CONFIRMED,
+    CREDSWEEPER,
+    RULES,
+    RULES_CONFIRMED,
+    TAGGER,
+    choose_combination,
+    select_sources,
+)
 from curation.spans import Span
 from curation.tagger import (
     HiddenStateCache,
@@ -121,6 +129,21 @@ def test_credsweeper_confirmed_by_tagger_and_the_best_combination_is_chosen():
     assert combination == (CONFIRMED,)
     assert {row["combination"] for row in table} >= {RULES, TAGGER, CONFIRMED}
     assert lookalike not in kept
+
+
+def test_rule_spans_the_tagger_backs_keep_their_edges_and_the_others_go():
+    text = "Mr John Smith met the Registry in Strasbourg."
+    name, place = Span(3, 13, "PERSON"), Span(34, 44, "LOCATION")
+    detected = [
+        Span(3, 13, "PERSON", 0.9, "presidio"),  # the rule has the whole name
+        Span(8, 13, "PERSON", 0.7, TAGGER),  # the tagger only the surname
+        Span(22, 30, "ORGANIZATION", 0.9, "presidio"),  # a rule false positive the tagger does not back
+        Span(34, 44, "LOCATION", 0.8, TAGGER),
+    ]
+    kept = select_sources(len(text), detected, (TAGGER, RULES_CONFIRMED))
+    assert {(s.start, s.end) for s in kept} == {(3, 13), (8, 13), (34, 44)}
+    combination, _ = choose_combination([_doc(text, [name, place], detected)])
+    assert combination == (TAGGER, RULES_CONFIRMED)  # full edges, no false positive: better than either alone
 
 
 def test_card_reports_the_tagger_per_domain():
