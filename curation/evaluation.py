@@ -221,8 +221,9 @@ def run_eval(
             doc.detected = doc.detected + decode_spans(
                 it.text, it.char_start, it.char_end, oof[i], head.labels, thresholds[name]
             )
-        for doc, it in zip(gold_docs, _tagged(gold_docs, cache), strict=True):
-            probs = head.predict(it.hidden)
+        gold_items = _tagged(gold_docs, cache)
+        gold_probs = head.predict_many([i.hidden for i in gold_items])
+        for doc, it, probs in zip(gold_docs, gold_items, gold_probs, strict=True):
             doc.detected = doc.detected + decode_spans(
                 it.text, it.char_start, it.char_end, probs, head.labels, thresholds[domain]
             )

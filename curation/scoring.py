@@ -38,7 +38,12 @@ class ScoringConfig:
     min_context: int = 128  # left context every token gets (when the document has it)
     # padded tokens per forward batch; 0 = auto: 1024 on CPU (measured best on 2 cores), from free memory on a GPU
     batch_tokens: int = 0
-    logits_chunk: int = 256  # rows of the output layer computed at once
+    # rows of the output layer computed at once: 128 measured ~20% faster than 256 for that layer on
+    # 1 thread (its float32 logits, 25 MB, stay nearer the cache), no faster at 64
+    logits_chunk: int = 128
+    # CPU threads per forward pass; 0 = adaptive: measured per batch between all cores and fewer (on a shared
+    # CPU, two threads stall at every op barrier while another process holds a core: measured 3-17x slower)
+    threads: int = 0
     prompt: str = ""  # prompted scoring: condition on this description, score only the document
     # Contrastive scoring: NLL under ``prompt`` (describing compliant text) minus NLL under this prompt
     # (describing the unwanted content); high where the text looks unwanted rather than merely rare.
@@ -47,7 +52,7 @@ class ScoringConfig:
     def cache_fields(self) -> dict:
         """The fields that change scores (device and batching do not)."""
         data = asdict(self)
-        for name in ("device", "batch_tokens", "logits_chunk"):
+        for name in ("device", "batch_tokens", "logits_chunk", "threads"):
             data.pop(name)
         return data
 
@@ -159,6 +164,7 @@ class ReferenceScorer:
         self._dtype = ""
         self._model_id = ""
         self._folder = ""
+        self._threads: ThreadTuner | None = None
 
     # -- loading -----------------------------------------------------------------------------
     def load(self) -> None:
@@ -170,9 +176,11 @@ class ReferenceScorer:
 
         hf_logging.disable_progress_bar()
         started = time.perf_counter()
-        threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-        torch.set_num_threads(max(1, threads or 1))
         folder = self._resolve()
+        if self._device == "cpu":
+            cores = available_cores()
+            self._threads = ThreadTuner([self.config.threads] if self.config.threads > 0 else thread_options(cores))
+        torch.set_num_threads(available_cores())  # the process default; scoring sets its own per batch
         torch_dtype = getattr(torch, self._dtype)
         self._tokenizer = AutoTokenizer.from_pretrained(folder)
         model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch_dtype)
@@ -289,10 +297,17 @@ class ReferenceScorer:
                 done[0] += n
                 progress(done[0], total)
 
-        results, hidden = self._score_tokenized(tokenized, self._prefix_ids(), on_tokens, with_hidden)
-        if self.config.contrast_prompt:
-            contrast, _ = self._score_tokenized(tokenized, self._prefix_ids(self.config.contrast_prompt), on_tokens)
-            results = [a - b for a, b in zip(results, contrast, strict=True)]
+        import torch
+
+        threads_before = torch.get_num_threads()
+        try:
+            results, hidden = self._score_tokenized(tokenized, self._prefix_ids(), on_tokens, with_hidden)
+            if self.config.contrast_prompt:
+                contrast_prefix = self._prefix_ids(self.config.contrast_prompt)
+                contrast, _ = self._score_tokenized(tokenized, contrast_prefix, on_tokens)
+                results = [a - b for a, b in zip(results, contrast, strict=True)]
+        finally:
+            torch.set_num_threads(threads_before)  # the tuner's choice is for scoring, not the rest of the process
         return [
             TokenScores(s, e, r, h) for (_, s, e), r, h in zip(tokenized, results, hidden, strict=True)
         ]
@@ -338,6 +353,9 @@ class ReferenceScorer:
         to ``states`` (when given) each sequence's last hidden states at those tokens' own positions."""
         import torch
 
+        threads = self._threads.pick() if self._threads is not None else 0
+        if threads:
+            torch.set_num_threads(threads)
         started = time.perf_counter()
         width = max(len(s) for s in seqs)
         pad = self._tokenizer.pad_token_id or 0
@@ -363,7 +381,10 @@ class ReferenceScorer:
         self.stats.model_calls += 1
         PROCESS_STATS.model_calls += 1
         self.stats.tokens_scored += len(values)
-        self.stats.forward_seconds += time.perf_counter() - started
+        elapsed = time.perf_counter() - started
+        self.stats.forward_seconds += elapsed
+        if threads:
+            self._threads.record(threads, elapsed / (len(seqs) * width))
         out, offset = [], 0
         for seq, first in zip(seqs, score_from, strict=True):
             out.append(values[offset : offset + len(seq) - first])
@@ -371,6 +392,71 @@ class ReferenceScorer:
                 states.append(own[offset : offset + len(seq) - first])
             offset += len(seq) - first
         return out
+
+
+def available_cores() -> int:
+    """CPU cores this process may run on (its affinity mask, not the host's count)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, cores or 1)
+
+
+def thread_options(cores: int) -> list[int]:
+    """Thread counts the tuner compares, one thread first: on a loaded CPU a batch on all cores measured
+    17x slower than on one (50.6 vs 2.9 ms per token, load ~8 on 2 cores), on an idle one ~1.8x faster."""
+    return sorted({1, max(1, cores // 2), cores})
+
+
+class ThreadTuner:
+    """Chooses torch's CPU thread count per forward batch from measured seconds per padded token.
+
+    On an idle CPU all cores win (~1.8x on 2 cores); on a shared one every op of a multi-threaded
+    forward waits at a barrier for a thread the OS has parked, and one thread won 4x (measured: 351 vs
+    92 tokens/s, 2 cores, load ~4.7). The load changes while a batch scores, so the tuner measures as
+    it goes: each option once (after one warm-up batch), then the fastest, trying the others again
+    every ``explore_every`` x (its measured slowdown) batches, which keeps the cost of looking at a
+    slow option under ~1/explore_every of the time. NLLs do not depend on the choice beyond float
+    rounding (the same kernels; only the work split between threads changes; tested).
+    """
+
+    def __init__(self, options: Sequence[int], explore_every: int = 24, smoothing: float = 0.3) -> None:
+        self.options = list(dict.fromkeys(options)) or [1]
+        self.explore_every = explore_every
+        self.smoothing = smoothing
+        self.cost: dict[int, float] = {}  # smoothed seconds per padded token
+        self.last_seen: dict[int, int] = {}
+        self.batches = 0
+        self._pending = self.options[0]
+
+    @property
+    def best(self) -> int:
+        return min(self.cost, key=self.cost.__getitem__) if self.cost else self.options[0]
+
+    def pick(self) -> int:
+        if len(self.options) == 1 or self.batches == 0:
+            self._pending = self.options[0]  # the first batch warms up kernels: not measured
+            return self._pending
+        unmeasured = [t for t in self.options if t not in self.cost]
+        if unmeasured:
+            self._pending = unmeasured[0]
+            return self._pending
+        best = self.best
+        for option in sorted(self.options, key=lambda t: self.last_seen[t]):
+            slowdown = self.cost[option] / self.cost[best]
+            if option != best and self.batches - self.last_seen[option] >= self.explore_every * slowdown:
+                self._pending = option
+                return option
+        self._pending = best
+        return best
+
+    def record(self, threads: int, seconds_per_token: float) -> None:
+        self.batches += 1
+        if self.batches == 1 or threads != self._pending:
+            return
+        old = self.cost.get(threads)
+        fresh = old is not None and self.batches - self.last_seen[threads] <= 1
+        # a run of batches is smoothed; a look after a gap replaces the stale value (the load moved since)
+        self.cost[threads] = old + self.smoothing * (seconds_per_token - old) if fresh else seconds_per_token
+        self.last_seen[threads] = self.batches
 
 
 CPU_BATCH_TOKENS = 1024

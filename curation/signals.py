@@ -40,6 +40,7 @@ CONFIRMED = "credsweeper&tagger"  # CredSweeper spans the tagger agrees with on 
 RULES_CONFIRMED = "rules&tagger"  # rule spans the tagger agrees with: the tagger's precision, the rules' edges
 AGREEMENT = 0.3
 CODE_KINDS = frozenset({"code", "config", "log"})
+TAG_CHUNK_DOCS = 512  # documents whose hidden states the tagger reads at once
 
 # Candidate detector combinations calibration chooses from (per domain).
 COMBINATIONS: tuple[tuple[str, ...], ...] = (
@@ -216,7 +217,7 @@ def train_stage(
     all_idx = list(range(len(items)))
     thresholds["*"], _ = choose_threshold(items, oof, collateral_budget)
     probs_train = oof
-    probs_held = [tagger.predict(item.hidden) for _, item in held_rows]
+    probs_held = tagger.predict_many([item.hidden for _, item in held_rows])
     for domain in thresholds:
         if domain == "*":
             continue
@@ -359,16 +360,16 @@ def tag_corpus_stage(
     )
     scores = load_token_scores(warehouse, model_key, docs["sha256"].to_list())
     started = time.perf_counter()
-    probs, missing = [], 0
-    for sha in docs["sha256"].to_list():
-        if sha in scores and cache.has(sha):
-            probs.append((sha, tagger.predict(cache.get(sha))))
-        else:
-            missing += 1
+    shas = docs["sha256"].to_list()
+    missing = sum(1 for sha in shas if sha not in scores or not cache.has(sha))
     if missing:
         raise RuntimeError(
             f"{missing} documents of batch {batch_id} have no cached hidden states; rerun reference_scores"
         )
+    probs = []
+    for i in range(0, len(shas), TAG_CHUNK_DOCS):  # bounded memory: hidden states are ~1 KB per token
+        chunk = shas[i : i + TAG_CHUNK_DOCS]
+        probs += zip(chunk, tagger.predict_many([cache.get(sha) for sha in chunk]), strict=True)
     write_token_tags(warehouse, tagger.key, probs)
     tag_seconds = time.perf_counter() - started
     by_sha = dict(probs)

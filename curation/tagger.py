@@ -226,20 +226,34 @@ class Tagger:
         return self._module
 
     def predict(self, hidden: np.ndarray) -> np.ndarray:
-        """Label probabilities per token (n_tokens x labels, float32). A long text is read in segments
-        of PREDICT_SEGMENT tokens, each with CONTEXT tokens more on both sides, batched in one call."""
+        """Label probabilities per token (n_tokens x labels, float32)."""
+        return self.predict_many([hidden])[0]
+
+    def predict_many(self, texts: Sequence[np.ndarray], batch_tokens: int = 16384) -> list[np.ndarray]:
+        """Label probabilities of several texts' hidden states, batched: each text is cut into segments
+        of PREDICT_SEGMENT tokens read with CONTEXT tokens more on both sides; segments of similar
+        length share one call (one call per text would cost more than the head itself on short texts)."""
         import torch
 
-        n = len(hidden)
-        if n == 0:
-            return np.zeros((0, len(self.labels)), dtype=np.float32)
-        windows = [(max(0, a - CONTEXT), a, b, min(n, b + CONTEXT)) for a, b in segment_bounds(n, PREDICT_SEGMENT)]
+        out = [np.zeros((len(h), len(self.labels)), dtype=np.float32) for h in texts]
+        windows = [
+            (doc, max(0, a - CONTEXT), a, b, min(len(h), b + CONTEXT))
+            for doc, h in enumerate(texts)
+            for a, b in (segment_bounds(len(h), PREDICT_SEGMENT) if len(h) else [])
+        ]
+        windows.sort(key=lambda w: w[4] - w[1])
+        start = 0
         with torch.inference_mode():
-            batch, lengths = _padded([hidden[lo:hi] for lo, _, _, hi in windows], self.dim)
-            probs = torch.softmax(self.module()(batch, lengths), dim=2).numpy()
-        out = np.empty((n, len(self.labels)), dtype=np.float32)
-        for i, (lo, a, b, _) in enumerate(windows):
-            out[a:b] = probs[i, a - lo : b - lo]
+            while start < len(windows):
+                end = start + 1
+                while end < len(windows) and (end - start + 1) * (windows[end][4] - windows[end][1]) <= batch_tokens:
+                    end += 1
+                group = windows[start:end]
+                batch, lengths = _padded([texts[doc][lo:hi] for doc, lo, _, _, hi in group], self.dim)
+                probs = torch.softmax(self.module()(batch, lengths), dim=2).numpy()
+                for i, (doc, lo, a, b, _) in enumerate(group):
+                    out[doc][a:b] = probs[i, a - lo : b - lo]
+                start = end
         return out
 
     # -- persistence (local cache only; never shipped) --
@@ -454,9 +468,9 @@ def out_of_fold_probs(
         if not train:
             continue
         head = train_tagger(train, model_key, config, progress, labels)
-        for i in range(len(items)):
-            if fold_of[i] == fold:
-                out[i] = head.predict(items[i].hidden)
+        held = [i for i in range(len(items)) if fold_of[i] == fold]
+        for i, probs in zip(held, head.predict_many([items[i].hidden for i in held]), strict=True):
+            out[i] = probs
     return [
         p if p is not None else np.zeros((len(items[i].char_start), len(labels)), np.float32) for i, p in enumerate(out)
     ]

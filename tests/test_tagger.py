@@ -25,6 +25,7 @@ from curation.tagger import (
     TaggedText,
     Tagger,
     TaggerConfig,
+    _build_head,
     decode_spans,
     entity_recall,
     train_tagger,
@@ -172,3 +173,26 @@ def test_card_reports_the_tagger_per_domain():
     assert "tagger-abc" in section and "| court | held-out | 3 | 0.9 | 0.6 | 0.72 |" in section
     assert "`rules+tagger`" in section and "PERSON" in section
     assert "No learned tagger" in render_card(CardInfo(pretty_name="x"))
+
+
+def test_batched_prediction_equals_one_text_at_a_time():
+    """predict_many cuts, batches and reassembles segments; every text must come back as if alone."""
+    labels = ["O", "PERSON", "LOCATION"]
+    config = TaggerConfig(hidden=16)
+    rng = np.random.default_rng(0)
+    head = _build_head(24, len(labels), config)
+    tagger = Tagger(labels, config, head.state_dict(), 24, "test")
+    texts = [rng.standard_normal((n, 24)).astype(np.float16) for n in (0, 1, 7, 511, 512, 513, 1300, 40)]
+    batched = tagger.predict_many(texts, batch_tokens=1024)
+    for states, probs in zip(texts, batched, strict=True):
+        assert probs.shape == (len(states), len(labels))
+        np.testing.assert_allclose(probs, tagger.predict(states), atol=1e-5)
+        if 0 < len(states) <= 512:  # one segment: the module on this text alone, unpadded
+            import torch
+
+            with torch.inference_mode():
+                x = torch.from_numpy(states.astype(np.float32))[None]
+                alone = torch.softmax(tagger.module()(x, torch.tensor([len(states)])), dim=2)[0].numpy()
+            np.testing.assert_allclose(probs, alone, atol=1e-5)
+        if len(states):
+            np.testing.assert_allclose(probs.sum(axis=1), 1.0, atol=1e-5)
