@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE := 1
 export TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS :=
 export DAGSTER_HOME := $(CURDIR)/.dagster_home
 
-.PHONY: run test lint bench bench-scale dev clean privacy-eval
+.PHONY: run test test-heavy lint bench bench-scale dev clean privacy-eval
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -36,6 +36,10 @@ run: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
 
 test: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
 	$(BIN)/python -m pytest -q
+
+# Whole-job comparisons too long for the default run (3 shards vs 1 worker through every stage)
+test-heavy: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
+	$(BIN)/python -m pytest -q -m heavy
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

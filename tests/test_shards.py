@@ -130,7 +130,7 @@ def _batch_facts(root: Path) -> dict[str, list[tuple]]:
         con.close()
 
 
-@pytest.mark.slow
+@pytest.mark.heavy
 def test_three_workers_match_one_worker_end_to_end(scored_copy, tmp_path, monkeypatch):
     """The whole job on one worker and on three shards (in-process executor, same model chunks): the same
     token scores, detector and tagger spans, mask spans and surrogate texts."""
