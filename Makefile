@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE := 1
 export TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS :=
 export DAGSTER_HOME := $(CURDIR)/.dagster_home
 
-.PHONY: run test lint bench dev clean privacy-eval
+.PHONY: run test test-heavy lint bench bench-scale dev clean privacy-eval
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -22,6 +22,8 @@ $(STAMP): requirements.txt pyproject.toml
 
 # Instance settings: no telemetry (no network); at most 4 batch runs at once; one model-scoring step at a
 # time across all runs (the `reference_model` pool), so parallel batches queue for the CPU instead of thrashing.
+# With `sharding.workers: N` a batch's shards each take a slot: raise that pool for them to run at once,
+# `dagster instance concurrency set reference_model N` (the default_limit below applies to pools not set so).
 # Run monitoring (the `make dev` daemon) fails runs stuck starting and frees slots kept by ended runs; runs
 # whose process died are reclaimed by automation/run_recovery.py (`curation run` start, `dead_run_sensor`).
 $(DAGSTER_HOME)/dagster.yaml: Makefile
@@ -35,6 +37,10 @@ run: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
 test: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
 	$(BIN)/python -m pytest -q
 
+# Whole-job comparisons too long for the default run (3 shards vs 1 worker through every stage)
+test-heavy: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
+	$(BIN)/python -m pytest -q -m heavy
+
 lint: $(STAMP)
 	$(BIN)/ruff check .
 
@@ -45,6 +51,11 @@ privacy-eval: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks.scoring
+
+# RSS and re-run scaling at 10x the generated benchmark corpus (long; not in CI). BENCH_SCALE_DOCS sets 1x.
+BENCH_SCALE_DOCS ?= 200
+bench-scale: $(STAMP)
+	$(BIN)/python -m benchmarks.scale --only-scale --docs $(BENCH_SCALE_DOCS) --scale 10
 
 dev: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
 	$(BIN)/dagster dev -w workspace.yaml -h 127.0.0.1

@@ -1,6 +1,6 @@
 """Scoring benchmark: the pipeline against the bare model, in one run on the same token batches.
 
-    python -m benchmarks.scoring [--docs 40] [--scale 10] [--scoring-only]
+    python -m benchmarks.scoring [--docs 40] [--scale 10] [--scoring-only] [--scale-docs N] [--no-scale]
 
 Prints a table, then one JSON line with scoring_ratio (pipeline / best bare model), best_bare_tokens_per_s,
 bare_tokens_per_s, pipeline_tokens_per_s, peak_matmul_gflops, scoring_fraction_of_peak, tagger_overhead,
@@ -548,6 +548,10 @@ def main() -> None:
     parser.add_argument("--validation", type=int, default=60, help="labeled validation records per run")
     parser.add_argument("--rounds", type=int, default=3, help="alternating bare/pipeline scoring rounds")
     parser.add_argument("--scoring-only", action="store_true", help="only the scoring pass vs bare model and peak")
+    parser.add_argument(
+        "--scale-docs", type=int, default=None, help="generated corpus for workers / end-to-end (benchmarks.scale)"
+    )
+    parser.add_argument("--no-scale", action="store_true", help="skip the generated-corpus section")
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     parser.add_argument("--force", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -563,8 +567,13 @@ def main() -> None:
         result.update(scoring_section(texts, args.rounds))
         if not args.scoring_only:
             result.update(end_to_end_section(args, tmp_path, small, small_bytes))
-    # More sections merge here into the same JSON line, e.g. result.update(scale_section(args)) from
-    # benchmarks/scale.py (workers_2_vs_1_time_ratio, workers_identical, e2e_vs_scoring_ratio).
+    if not (args.scoring_only or args.no_scale):
+        # workers 2 vs 1, identity, end to end vs scoring on the generated mixed corpus (benchmarks/scale.py);
+        # a key both sections report keeps this module's meaning, the generated corpus's gets "scale_"
+        from benchmarks.scale import DEFAULT_DOCS, measure
+
+        for key, value in measure(args.scale_docs or DEFAULT_DOCS).items():
+            result[key if key not in result else f"scale_{key}"] = value
     result.update({"docs_1x": args.docs, "scale": args.scale})
     report(result)
 

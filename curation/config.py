@@ -105,6 +105,16 @@ class ReleaseConfig:
 
 
 @dataclass(frozen=True)
+class ShardingConfig:
+    """How a batch's scoring splits into parallel Dagster steps (`curation/shards.py`): `workers` shards,
+    each its own process and model copy, each holding one slot of the `reference_model` pool (raise that
+    pool's limit to `workers` for them to run at once). 1 = one scoring step, the measured best on a
+    2-core machine; on a GPU node or a cluster, one per model replica."""
+
+    workers: int = 1
+
+
+@dataclass(frozen=True)
 class CurationConfig:
     """Everything a run needs. Relative paths resolve against ``base_dir``."""
 
@@ -126,6 +136,7 @@ class CurationConfig:
     release: ReleaseConfig = field(default_factory=ReleaseConfig)
     rewriting: RewriteConfig = field(default_factory=RewriteConfig)  # optional LM rewriting, off by default
     tagger: TaggerSettings = field(default_factory=TaggerSettings)
+    sharding: ShardingConfig = field(default_factory=ShardingConfig)
 
     def path(self, value: str) -> Path:
         p = Path(value).expanduser()
@@ -200,6 +211,7 @@ _SECTIONS = {
     "release": ReleaseConfig,
     "rewriting": RewriteConfig,
     "tagger": TaggerSettings,
+    "sharding": ShardingConfig,
 }
 
 
@@ -281,6 +293,8 @@ def _check(config: CurationConfig, where: str) -> None:
             f"masked_fraction_min={gates.masked_fraction_min}, masked_fraction_max={gates.masked_fraction_max}"
         )
     problems += _check_labeled_sets(config)
+    if not isinstance(config.sharding.workers, int) or config.sharding.workers < 1:
+        problems.append(f"sharding.workers must be a whole number >= 1, got {config.sharding.workers!r}")
     from curation.tagger import ENCODERS
 
     if config.tagger.encoder not in ENCODERS:

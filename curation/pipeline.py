@@ -193,32 +193,48 @@ def score_missing(
     token's last hidden state, the tagger's input; texts with scores but no states are run once more.
     """
     model_key = scorer.model_key
+    todo = pending_texts(warehouse, model_key, items, hidden_cache)
+    meter = ScoringProgress(scorer, [text for _, text, _ in todo], progress) if progress and todo else None
+    for offset, chunk in zip(range(0, len(todo), SCORE_BATCH_DOCS), scoring_chunks(todo), strict=True):
+        frame = score_chunk(scorer, chunk, hidden_cache, meter.chunk(offset) if meter else None)
+        if frame.height:
+            warehouse.append("token_scores", frame)
+        if progress:
+            progress(f"scored {min(offset + SCORE_BATCH_DOCS, len(todo))}/{len(todo)} texts")
+    return len(todo)
+
+
+def pending_texts(
+    warehouse: Warehouse, model_key: str, items: Sequence[tuple[str, str]], hidden_cache=None
+) -> list[tuple[str, str, bool]]:
+    """(sha256, text, needs_scores) of the texts to run through the model, sorted by sha256: texts without
+    token scores for ``model_key``, and (with a hidden-state cache) texts whose states are missing."""
     done = cached_shas(warehouse, model_key)
-    todo = sorted(
+    return sorted(
         {
-            (sha, text)
+            (sha, text, sha not in done)
             for sha, text in items
             if sha not in done or (hidden_cache is not None and not hidden_cache.has(sha))
         }
     )
-    meter = ScoringProgress(scorer, [text for _, text in todo], progress) if progress and todo else None
-    for offset in range(0, len(todo), SCORE_BATCH_DOCS):
-        chunk = todo[offset : offset + SCORE_BATCH_DOCS]
-        scored = scorer.score_texts(
-            [text for _, text in chunk],
-            progress=meter.chunk(offset) if meter else None,
-            with_hidden=hidden_cache is not None,
-        )
-        new = [(sha, s) for (sha, _), s in zip(chunk, scored, strict=True) if sha not in done]
-        if new:
-            frame = token_scores_frame(model_key, [sha for sha, _ in new], [s for _, s in new])
-            warehouse.append("token_scores", frame)
-        if hidden_cache is not None:
-            for (sha, _), s in zip(chunk, scored, strict=True):
-                hidden_cache.put(sha, s.hidden)
-        if progress:
-            progress(f"scored {min(offset + SCORE_BATCH_DOCS, len(todo))}/{len(todo)} texts")
-    return len(todo)
+
+
+def scoring_chunks(todo: Sequence[tuple[str, str, bool]]) -> list[list[tuple[str, str, bool]]]:
+    """The texts of one model call of ``score_texts`` each (SCORE_BATCH_DOCS at a time, in order).
+
+    Scores depend on which texts share a padded batch (bf16 kernels round differently per shape), so
+    every path, one worker or many shards, cuts the same chunks: the results are identical."""
+    return [list(todo[i : i + SCORE_BATCH_DOCS]) for i in range(0, len(todo), SCORE_BATCH_DOCS)]
+
+
+def score_chunk(scorer: ReferenceScorer, chunk: Sequence[tuple[str, str, bool]], hidden_cache=None, progress=None):
+    """Score one chunk: its new token scores as a frame (texts that need them), hidden states into the cache."""
+    scored = scorer.score_texts([text for _, text, _ in chunk], progress=progress, with_hidden=hidden_cache is not None)
+    new = [(sha, s) for (sha, _, needs_scores), s in zip(chunk, scored, strict=True) if needs_scores]
+    if hidden_cache is not None:
+        for (sha, _, _), s in zip(chunk, scored, strict=True):
+            hidden_cache.put(sha, s.hidden)
+    return token_scores_frame(scorer.model_key, [sha for sha, _ in new], [s for _, s in new])
 
 
 class ScoringProgress:

@@ -138,7 +138,7 @@ def test_killed_curation_run_does_not_block_the_rerun(scored_copy: Path, tmp_pat
             def scoring_run():
                 for run_id in _holders(instance):
                     steps = instance.event_log_storage.get_concurrency_info(POOL).claimed_slots
-                    if any(s.run_id == run_id and s.step_key == "reference_scores" for s in steps):
+                    if any(s.run_id == run_id and s.step_key.startswith("reference_scores.") for s in steps):
                         return run_id
                 return None
 
