@@ -383,11 +383,9 @@ def scale_point(n_docs: int = DEFAULT_DOCS, scale: int = 10) -> dict:
 
 
 def print_result(result: dict) -> None:
-    width = max(map(len, result))
-    print(f"{'metric':<{width}}  value")
-    for key, value in result.items():
-        print(f"{key:<{width}}  {json.dumps(value) if isinstance(value, dict | list) else value}")
-    print(json.dumps(result))
+    from benchmarks.scoring import report  # the same table + JSON line as make bench
+
+    report(result)
 
 
 def main() -> None:

@@ -537,7 +537,7 @@ def report(result: dict) -> None:
     width = max(map(len, result))
     print(f"{'metric':<{width}}  value")
     for key, value in result.items():
-        print(f"{key:<{width}}  {value}")
+        print(f"{key:<{width}}  {json.dumps(value) if isinstance(value, dict | list) else value}")
     print(json.dumps(result))
 
 
