@@ -275,8 +275,13 @@ def _tagger(info: CardInfo) -> str:
             )
     out = (
         "## Learned tagger\n\n"
-        f"A {t.get('hidden', 256)}-unit head over the reference model's last hidden states of tokens t..t+2, "
-        f"trained on {t.get('training_texts')} labeled texts ({t.get('training_tokens')} tokens) in the "
+        + (
+            f"A {t.get('hidden')}-unit bidirectional GRU over the reference model's last hidden states (left "
+            "context from the model, right context from the GRU), "
+            if t.get("encoder", "window") == "bigru"
+            else f"A {t.get('hidden', 256)}-unit head over the reference model's last hidden states of tokens t..t+2, "
+        )
+        + f"trained on {t.get('training_texts')} labeled texts ({t.get('training_tokens')} tokens) in the "
         f"scoring pass's by-product (no second model pass); key `{t.get('tagger_key')}`. Character-level "
         "metrics per domain at the calibrated threshold:\n\n" + (_table(rows) if rows else "No metrics.\n")
     )
@@ -426,6 +431,8 @@ def _privacy_evidence(info: CardInfo) -> str:
                 raise ValueError(f"canary plot path {plot!r} must be relative to the card, without '..'")
             out += f"\n![canary exposure by duplication count]({PurePosixPath(plot).as_posix()})\n"
     return out
+
+
 def _independent(info: CardInfo) -> str:
     """The residual audit's second signal, independent of the detectors that made the masks."""
     audit = info.independent_audit

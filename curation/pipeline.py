@@ -483,6 +483,7 @@ def tagger_stage(config: CurationConfig, warehouse: Warehouse, model_key: str, p
         "tagger_key": tagger.key,
         "digest": tagger.digest,
         "hidden": tagger.config.hidden,
+        "encoder": tagger.config.encoder,
         "domain": config.tagger.domain,
         **report,
     }
