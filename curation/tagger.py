@@ -242,6 +242,16 @@ class Tagger:
             for a, b in (segment_bounds(len(h), PREDICT_SEGMENT) if len(h) else [])
         ]
         windows.sort(key=lambda w: w[4] - w[1])
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)  # deterministic whatever earlier steps left set (results must not depend on it)
+        try:
+            return self._predict_windows(texts, windows, out, batch_tokens)
+        finally:
+            torch.set_num_threads(threads)
+
+    def _predict_windows(self, texts, windows, out: list[np.ndarray], batch_tokens: int) -> list[np.ndarray]:
+        import torch
+
         start = 0
         with torch.inference_mode():
             while start < len(windows):
