@@ -366,6 +366,13 @@ class ResidualAudit:
     reason: str = ""
 
 
+def audit_sample(doc_ids: list[str], sample_size: int, seed: int) -> list[str]:
+    """The seeded sample `sampled_residual_audit` checks (a function of the seed and the id set only), so
+    a caller can prepare its documents' evidence in one batch before the audit asks for it."""
+    population = sorted(set(doc_ids))
+    return random.Random(seed).sample(population, min(sample_size, len(population)))
+
+
 def sampled_residual_audit(
     doc_ids: list[str],
     has_residual: Callable[[str], bool],
@@ -389,7 +396,7 @@ def sampled_residual_audit(
         reason = "empty batch: nothing to audit" + (" (allowed)" if allow_empty else "")
         method = f"no documents to sample; one-sided {confidence:.0%} {bound} upper bound"
         return ResidualAudit(0, 0, 0, 0.0, 1.0, budget, confidence, allow_empty, method, reason)
-    sample = random.Random(seed).sample(population, min(sample_size, len(population)))
+    sample = audit_sample(population, sample_size, seed)
     found = sum(1 for doc_id in sample if has_residual(doc_id))
     if len(sample) == len(population):
         # A batch no larger than the sample is audited in full: its residual rate is measured, not estimated,

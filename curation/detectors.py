@@ -1929,26 +1929,43 @@ class CredSweeperDetector:
         return "CredSweeperDetector()"
 
     def find(self, text: str) -> list[Span]:
+        return self.find_many([text])[0]
+
+    def find_many(self, texts: Sequence[str]) -> list[list[Span]]:
+        """Every text as its own in-memory file, scanned in one pass with one ML validation call: the
+        validator's per-call cost dominates small texts. Each text gets its own path (`<i>/document.txt`),
+        so candidates never group or de-duplicate across texts, and the path's words (a feature of the
+        ML model) are those of one `document.txt`."""
         import warnings
 
-        lines = text.split("\n")
-        starts = [0]
-        for line in lines[:-1]:
-            starts.append(starts[-1] + len(line) + 1)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DeprecationWarning)
-            provider = self._provider_cls(lines, file_path="document.txt")
+        split = []
+        for text in texts:
+            lines = text.split("\n")
+            starts = [0]
+            for line in lines[:-1]:
+                starts.append(starts[-1] + len(line) + 1)
+            split.append((lines, starts))
         manager = self._cs.credential_manager
         manager.clear_credentials()
-        manager.set_credentials(self._cs.file_scan(provider))
+        found = []
+        for i, (lines, _) in enumerate(split):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)
+                provider = self._provider_cls(lines, file_path=f"{i}/document.txt")
+            found.extend(self._cs.file_scan(provider))
+        manager.set_credentials(found)
         self._cs.post_processing(None)
-        out: list[Span] = []
+        out: list[list[Span]] = [[] for _ in texts]
         for cand in manager.get_credentials():
             label = _credsweeper_label(cand.rule_name)
             for ld in cand.line_data_list:
-                span = self._locate(text, lines, starts, ld)
+                i = int(ld.path.split("/", 1)[0])
+                lines, starts = split[i]
+                span = self._locate(texts[i], lines, starts, ld)
                 if span is not None:
-                    out.append(Span(span[0], span[1], label, float(cand.ml_probability or 0.9), "credsweeper"))
+                    # rounded: the ONNX validator's last digits depend on which texts share its batch
+                    score = round(float(cand.ml_probability or 0.9), 4)
+                    out[i].append(Span(span[0], span[1], label, score, "credsweeper"))
         manager.clear_credentials()
         return out
 
@@ -2041,12 +2058,18 @@ class DetectorSuite:
             raise ValueError(f"kinds has {len(kinds)} entries for {len(texts)} texts")
         kinds_list = list(kinds) if kinds is not None else ["text"] * len(texts)
         presidio = self._presidio_spans(texts, kinds_list) if self.config.use_presidio else [[] for _ in texts]
+        secrets: list[list[Span]] = [[] for _ in texts]
+        if self.config.use_credsweeper:
+            scanned = [i for i, text in enumerate(texts) if text.strip()]
+            for i, found in zip(
+                scanned, self._ensure_credsweeper().find_many([texts[i] for i in scanned]), strict=True
+            ):
+                secrets[i] = found
         out = []
-        for text, kind, pres in zip(texts, kinds_list, presidio, strict=True):
+        for text, kind, pres, found in zip(texts, kinds_list, presidio, secrets, strict=True):
             candidates = list(pres)
             candidates.extend(self._rule_spans(text, kind))
-            if self.config.use_credsweeper and text.strip():
-                candidates.extend(self._ensure_credsweeper().find(text))
+            candidates.extend(found)
             out.append(self._finish(text, candidates))
         log.debug("detected %d spans in %d texts", sum(map(len, out)), len(out))
         return out

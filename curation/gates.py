@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 import numpy as np
 import polars as pl
 
-from curation.audit import find_known_values, sampled_residual_audit
+from curation.audit import audit_sample, find_known_values, sampled_residual_audit
 from curation.config import CurationConfig
 from curation.spans import Span
 from curation.warehouse import Warehouse
@@ -195,11 +195,14 @@ def residual_detector_audit(
     )
     docs = {doc_id: (text, kind) for doc_id, text, kind in frame.iter_rows()}
     labels: dict[str, int] = {}
+    # The sampled documents are detected in one batched call (Presidio's batch engine, one CredSweeper scan).
+    sample = audit_sample(sorted(docs), g.audit_sample, g.seed)
+    detected = dict(zip(sample, suite.detect([docs[d][0] for d in sample], [docs[d][1] for d in sample]), strict=True))
 
     def has_residual(doc_id: str) -> bool:
-        text, kind = docs[doc_id]
+        text, _ = docs[doc_id]
         tags = [Span(*m.span()) for m in TAG.finditer(text)]
-        residual = [s for s in suite.detect([text], [kind])[0] if not any(s.overlaps(t) for t in tags)]
+        residual = [s for s in detected[doc_id] if not any(s.overlaps(t) for t in tags)]
         for s in residual:
             labels[s.label] = labels.get(s.label, 0) + 1
         return bool(residual)

@@ -503,17 +503,33 @@ def plan_chunks(n_tokens: int, width: int, min_context: int) -> list[tuple[int, 
     return chunks
 
 
+# The fixed cost of one forward call in padded-token equivalents (measured on the 2-core CPU: 2x256 vs 4x256
+# bf16 batches differ by ~45 tokens of time); it keeps the plan from splitting batches for tiny padding gains.
+CALL_OVERHEAD_TOKENS = 48
+
+
 def batch_by_length(chunks: list, prefix_len: int, batch_tokens: int) -> Iterator[list]:
-    """Group chunks of similar length so padding stays small and padded size <= batch_tokens."""
+    """Group chunks of similar length into batches of padded size <= batch_tokens with the least padding.
+
+    Chunks are sorted by length; the cut points between batches are chosen by dynamic programming to
+    minimize padded positions + a fixed cost per forward call (greedy filling pads short chunks up to the
+    longest of their batch: 11% of positions on the bench corpus)."""
     ordered = sorted(chunks, key=lambda c: c[3] - c[1], reverse=True)
-    batch: list = []
-    width = 0
-    for chunk in ordered:
-        length = prefix_len + chunk[3] - chunk[1]
-        width = max(width, length)
-        if batch and width * (len(batch) + 1) > batch_tokens:
-            yield batch
-            batch, width = [], length
-        batch.append(chunk)
-    if batch:
-        yield batch
+    lengths = [prefix_len + c[3] - c[1] for c in ordered]
+    n = len(ordered)
+    best = [0.0] + [float("inf")] * n  # best[j]: least cost of batching ordered[:j]
+    cut = [0] * (n + 1)
+    for j in range(1, n + 1):
+        for i in range(j - 1, -1, -1):  # batch ordered[i:j]; its width is lengths[i] (sorted descending)
+            padded = lengths[i] * (j - i)
+            if padded > batch_tokens and j - i > 1:
+                break
+            cost = best[i] + padded + CALL_OVERHEAD_TOKENS
+            if cost < best[j]:
+                best[j], cut[j] = cost, i
+    bounds, j = [], n
+    while j > 0:
+        bounds.append((cut[j], j))
+        j = cut[j]
+    for i, j in reversed(bounds):
+        yield ordered[i:j]

@@ -116,18 +116,21 @@ _CREDSWEEPER = None
 
 
 def credsweeper_spans(texts: Sequence[str], kinds: Sequence[str]) -> list[list[Span]]:
-    """CredSweeper (regex rules + its bundled ML validator, offline) on code, config and log texts."""
+    """CredSweeper (regex rules + its bundled ML validator, offline) on code, config and log texts, all
+    of them in one scan and one validation call."""
     global _CREDSWEEPER
-    out: list[list[Span]] = []
-    for text, kind in zip(texts, kinds, strict=True):
-        if kind not in CODE_KINDS or not text.strip():
-            out.append([])
-            continue
-        if _CREDSWEEPER is None:
-            from curation.detectors import CredSweeperDetector
+    out: list[list[Span]] = [[] for _ in texts]
+    scanned = [
+        i for i, (text, kind) in enumerate(zip(texts, kinds, strict=True)) if kind in CODE_KINDS and text.strip()
+    ]
+    if not scanned:
+        return out
+    if _CREDSWEEPER is None:
+        from curation.detectors import CredSweeperDetector
 
-            _CREDSWEEPER = CredSweeperDetector()
-        out.append([Span(s.start, s.end, s.label, s.score, CREDSWEEPER) for s in _CREDSWEEPER.find(text)])
+        _CREDSWEEPER = CredSweeperDetector()
+    for i, found in zip(scanned, _CREDSWEEPER.find_many([texts[i] for i in scanned]), strict=True):
+        out[i] = [Span(s.start, s.end, s.label, s.score, CREDSWEEPER) for s in found]
     return out
 
 

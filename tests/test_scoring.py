@@ -211,3 +211,34 @@ def test_bench_flop_count_is_linear_weights_plus_attention_at_each_context(score
     assert flops.of_rows(4) == flops.of_keys(1) + flops.of_keys(2) + flops.of_keys(3)
     # a chunk fed from token 2 that scores tokens 5..6 after a 1-token prompt: keys 1 + (i - lo) each
     assert flops.of_plan([(2, 5, 7)], 1) == flops.of_keys(4) + flops.of_keys(5)
+
+
+def test_length_batches_cover_every_chunk_once_within_budget_and_pad_less_than_greedy():
+    """The batch plan: each chunk in exactly one batch, padded size within the budget (a lone chunk may
+    exceed it), and never more padded positions + calls than filling batches greedily by length."""
+    import random
+
+    from curation.scoring import CALL_OVERHEAD_TOKENS, batch_by_length
+
+    def greedy(chunks, prefix_len, budget):
+        ordered, out, batch, width = sorted(chunks, key=lambda c: c[3] - c[1], reverse=True), [], [], 0
+        for c in ordered:
+            width = max(width, prefix_len + c[3] - c[1])
+            if batch and width * (len(batch) + 1) > budget:
+                out.append(batch)
+                batch, width = [], prefix_len + c[3] - c[1]
+            batch.append(c)
+        return out + ([batch] if batch else [])
+
+    def cost(batches, prefix_len):
+        return sum(len(b) * max(prefix_len + c[3] - c[1] for c in b) + CALL_OVERHEAD_TOKENS for b in batches)
+
+    rng = random.Random(3)
+    for _ in range(40):
+        lengths = [rng.choice([rng.randint(3, 60), rng.randint(60, 300), rng.randint(300, 510)]) for _ in range(64)]
+        chunks = [(d, 0, 0, n) for d, n in enumerate(lengths)] + [(64, 0, 0, 1500)]
+        batches = list(batch_by_length(chunks, 2, 1024))
+        assert sorted(c for b in batches for c in b) == sorted(chunks)
+        assert all(len(b) == 1 or len(b) * max(2 + c[3] for c in b) <= 1024 for b in batches)
+        assert cost(batches, 2) <= cost(greedy(chunks, 2, 1024), 2)
+    assert list(batch_by_length([], 2, 1024)) == []

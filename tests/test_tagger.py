@@ -196,3 +196,24 @@ def test_batched_prediction_equals_one_text_at_a_time():
             np.testing.assert_allclose(probs, alone, atol=1e-5)
         if len(states):
             np.testing.assert_allclose(probs.sum(axis=1), 1.0, atol=1e-5)
+
+
+def test_credsweeper_batched_scan_equals_one_text_at_a_time():
+    """One scan + one ML call for many texts must give each text exactly its own spans: the same secret in
+    two texts is found in both (no grouping or de-duplication across texts), prose is not scanned."""
+    from curation.signals import credsweeper_spans
+
+    texts = [
+        "db_password = 'Xq9!vTz2#LmW8rKp'\nuser = 'admin'\n",
+        "# notes\napi_key = \"sk-9fQ2hT7xLmP4vW8zR1cN6bY3\"\n",
+        "db_password = 'Xq9!vTz2#LmW8rKp'\n",
+        "Nothing secret here, only prose.",
+        "print('hello')\n",
+    ]
+    kinds = ["config", "code", "config", "text", "code"]
+    batched = credsweeper_spans(texts, kinds)
+    one_by_one = [credsweeper_spans([t], [k])[0] for t, k in zip(texts, kinds, strict=True)]
+    assert batched == one_by_one
+    assert batched[0] and batched[2]  # the repeated secret is found in both texts
+    assert [(texts[0][s.start : s.end]) for s in batched[0]] == [texts[2][s.start : s.end] for s in batched[2]]
+    assert batched[3] == []
