@@ -25,7 +25,8 @@ from resources import CurationSettings
 # the loaded 2-core machine (~28 steps a run), against well under 1 s forked. In a cluster the k8s executor
 # (`dagster_k8s.k8s_job_executor`) runs the same steps as pods instead.
 STEP_EXECUTOR = dg.multiprocess_executor.configured(
-    {"start_method": {"forkserver": {"preload_modules": ["definitions"]}}}, name="forked_multiprocess"
+    {"start_method": {"forkserver": {"preload_modules": ["definitions", "automation.step_preload"]}}},
+    name="forked_multiprocess",
 )
 
 curation_job = dg.define_asset_job(

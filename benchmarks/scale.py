@@ -16,6 +16,8 @@ the worker count. Times come from the run's event log:
   batch built the shared calibration, as for every delivery after the first) over the 1-worker scoring
   pass's documents/s, i.e. scoring seconds / end-to-end seconds;
 - peak RSS: the largest summed resident memory of the whole process tree (CLI, run worker, step processes);
+  peak PSS the same with shared pages split among their sharers (the preloaded fork server's libraries
+  are shared by every step: summed RSS counts them once per process, PSS once);
 - re-run: a plain second `curation run` (finds the release current: 0 model calls) and its time ratio.
 
 Prints a table and one JSON line. The machine's other load changes every time; ratios are within one run.
@@ -97,12 +99,15 @@ def _env(folder: Path) -> dict:
 
 
 class TreeMemory:
-    """Peak summed RSS of a process and all its descendants, sampled every 0.2 s."""
+    """Peak memory of a process and all its descendants: summed RSS sampled every 0.2 s, and summed PSS
+    (each shared page split among the processes sharing it: the tree's real footprint) every 1 s. Steps
+    fork from one server that preloaded the heavy libraries, so RSS counts those shared pages once per
+    step process; PSS counts them once."""
 
     def __init__(self, pid: int) -> None:
         import psutil
 
-        self.root, self.peak = psutil.Process(pid), 0
+        self.root, self.peak, self.peak_pss = psutil.Process(pid), 0, 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample, daemon=True)
         self._thread.start()
@@ -110,24 +115,31 @@ class TreeMemory:
     def _sample(self) -> None:
         import psutil
 
+        tick = 0
         while not self._stop.is_set():
             try:
                 procs = [self.root, *self.root.children(recursive=True)]
-                total = 0
+                total = pss = 0
                 for p in procs:
                     try:
-                        total += p.memory_info().rss
+                        if tick % 5 == 0:
+                            full = p.memory_full_info()
+                            total, pss = total + full.rss, pss + full.pss
+                        else:
+                            total += p.memory_info().rss
                     except psutil.Error:
                         pass
                 self.peak = max(self.peak, total)
+                self.peak_pss = max(self.peak_pss, pss)
             except psutil.Error:
                 pass
+            tick += 1
             self._stop.wait(0.2)
 
-    def stop(self) -> float:
+    def stop(self) -> tuple[float, float]:
         self._stop.set()
         self._thread.join()
-        return self.peak / 2**20
+        return self.peak / 2**20, self.peak_pss / 2**20
 
 
 def run_child(folder: Path, mode: str) -> dict:
@@ -143,11 +155,16 @@ def run_child(folder: Path, mode: str) -> dict:
     )
     memory = TreeMemory(proc.pid)
     out, err = proc.communicate()
-    peak = memory.stop()
+    peak, peak_pss = memory.stop()
     lines = [x for x in out.splitlines() if x.startswith("{")]
     if proc.returncode != 0 or not lines:
         raise RuntimeError(f"benchmark child {mode} {folder.name} failed ({proc.returncode}): {err[-3000:]}")
-    return {**json.loads(lines[-1]), "peak_rss_mb": round(peak, 1), "process_seconds": time.perf_counter() - started}
+    return {
+        **json.loads(lines[-1]),
+        "peak_rss_mb": round(peak, 1),
+        "peak_pss_mb": round(peak_pss, 1),
+        "process_seconds": time.perf_counter() - started,
+    }
 
 
 # -- the children --------------------------------------------------------------------------------
@@ -332,6 +349,7 @@ def end_to_end(work: Path, setup: dict, name: str = "e2e") -> dict:
         "e2e_exit": first["exit"],
         "e2e_scoring_s": round(first["scoring_seconds"], 1) if first.get("scoring_seconds") else None,
         "peak_rss_mb": first["peak_rss_mb"],
+        "peak_pss_mb": first["peak_pss_mb"],
         "rerun_model_calls": rerun["cli_model_calls"] + rerun.get("model_calls", 0),
         "rerun_launched_dagster_run": rerun["dagster_run"],
         "rerun_seconds": round(rerun["seconds"], 2),
@@ -372,6 +390,9 @@ def scale_point(n_docs: int = DEFAULT_DOCS, scale: int = 10) -> dict:
         "rss_ratio_10x": round(large["peak_rss_mb"] / small["peak_rss_mb"], 3),
         "peak_rss_mb_1x": small["peak_rss_mb"],
         "peak_rss_mb_10x": large["peak_rss_mb"],
+        "pss_ratio_10x": round(large["peak_pss_mb"] / small["peak_pss_mb"], 3),
+        "peak_pss_mb_1x": small["peak_pss_mb"],
+        "peak_pss_mb_10x": large["peak_pss_mb"],
         "rerun_model_calls_10x": large["rerun_model_calls"],
         "rerun_time_ratio_10x": large["rerun_time_ratio"],
         "e2e_docs_per_s_1x": small["e2e_docs_per_s"],

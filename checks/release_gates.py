@@ -60,13 +60,13 @@ def residual_leak_scan(
 @dg.asset_check(
     asset="surrogate_view", name=gates.RESIDUAL_DETECTOR_AUDIT, partitions_def=DELIVERY_BATCHES, blocking=True
 )
-@one_connection
 def residual_detector_audit(
     context: dg.AssetCheckExecutionContext, settings: CurationSettings, detectors: Detectors
 ) -> dg.AssetCheckResult:
     """Detectors re-run on the redacted text: every document of a batch no larger than the sample (judged on
     the measured residual rate), else a seeded sample whose Clopper-Pearson upper bound must stay under the
-    budget."""
+    budget. No shared connection: detection runs for seconds, and the other gates of the batch would wait
+    for the warehouse's writer lock (measured: the independent audit took 8.9 s, 0.6 s of it its own)."""
     config, warehouse = batch_config(context, settings), settings.warehouse()
     digest = gates.content_digest(warehouse, config.batch_id)
     result = gates.residual_detector_audit(warehouse, config, detectors.suite(), digest)
