@@ -17,7 +17,7 @@ import random
 import re
 import unicodedata
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from statistics import NormalDist
 from typing import Literal
@@ -147,14 +147,15 @@ def _run_spans(text: str) -> list[tuple[int, int]]:
     return [m.span() for m in _ALNUM_RUN.finditer(text) if _fold(m.group())]
 
 
-def _scan_doc(text: str, index: _ValueIndex) -> Counter[tuple[str, str, Kind]]:
-    """(label, normalized value, kind) -> occurrences; a match must start and end on word edges."""
+def _matches(text: str, index: _ValueIndex) -> Iterator[tuple[int, int, str, dict[str, list[_Raw]]]]:
+    """(start, end, normalized value, its raw spellings per label) of every occurrence in ``text`` of an
+    indexed value: runs of alphanumerics whose folded concatenation is the value, so a match starts and
+    ends on word edges (an underscore or any punctuation is an edge; 'Mark' is not found in 'Market')."""
     folded = _folded_runs(text)
-    spans: list[tuple[int, int]] = []
-    hits: Counter[tuple[str, str, Kind]] = Counter()
     starters = index.prefixes.intersection(folded)  # one C-level pass; most documents stop here
     if not starters:
-        return hits
+        return
+    spans: list[tuple[int, int]] = []
     for a, run in enumerate(folded):
         if run not in starters:
             continue
@@ -163,15 +164,34 @@ def _scan_doc(text: str, index: _ValueIndex) -> Counter[tuple[str, str, Kind]]:
             labels = index.by_norm.get(cand)
             if labels:
                 spans = spans or _run_spans(text)
-                start, end = spans[a][0], spans[b][1]
-                for label, raws in labels.items():
-                    exact = any(r.lead <= start and text[start - r.lead : end + r.trail] == r.value for r in raws)
-                    hits[(label, cand, "exact" if exact else "normalized")] += 1
+                yield spans[a][0], spans[b][1], cand, labels
             b += 1
             if b == len(folded):
                 break
             cand += folded[b]
+
+
+def _scan_doc(text: str, index: _ValueIndex) -> Counter[tuple[str, str, Kind]]:
+    """(label, normalized value, kind) -> occurrences; a match must start and end on word edges."""
+    hits: Counter[tuple[str, str, Kind]] = Counter()
+    for start, end, cand, labels in _matches(text, index):
+        for label, raws in labels.items():
+            exact = any(r.lead <= start and text[start - r.lead : end + r.trail] == r.value for r in raws)
+            hits[(label, cand, "exact" if exact else "normalized")] += 1
     return hits
+
+
+class ValueFinder:
+    """Every occurrence of a set of (label, value) pairs that the residual leak scan would report (verbatim
+    or normalized), so masking covers exactly what the gate checks. A value given under several labels
+    takes the first one."""
+
+    def __init__(self, values: Iterable[tuple[str, str]], min_chars: int = 4) -> None:
+        self._index = _ValueIndex(values, min_chars)
+
+    def find(self, text: str) -> list[tuple[int, int, str]]:
+        """(start, end, label) per occurrence."""
+        return [(start, end, next(iter(labels))) for start, end, _, labels in _matches(text, self._index)]
 
 
 def find_known_values(

@@ -6,12 +6,12 @@ calibration (policy), so re-calibrating never re-scores.
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from curation.audit import ValueFinder
 from curation.calibration import AppliedCalibration, ScoredDoc, doc_char_scores
 from curation.spans import SURPRISE, Span, merge, spans_from_mask, subtract
 
@@ -65,10 +65,13 @@ def propagate_duplicates(
 ) -> dict[str, list[Span]]:
     """Mask every other occurrence of a selected span's text within the propagation scope.
 
-    Occurrences match case-insensitively on word edges, like the residual leak audit.
+    Occurrences are found by the residual leak scan's own matcher (`audit.ValueFinder`): case- and
+    accent-insensitive runs of letters and digits on word edges, punctuation, spaces and underscores
+    between runs ignored ('HttpClient' in 'http_client', 'TOKEN' in 'GITHUB_TOKEN'); whatever the gate
+    would report as a surviving value is masked here.
 
     A secret masked once must not survive verbatim in the next file or chat turn of the same scope.
-    Values shorter than ``min_chars`` are not propagated (they would match ordinary words).
+    Values under ``min_chars`` letters and digits are not propagated (they would match ordinary words).
     """
     if scope not in PROPAGATION_SCOPES:
         raise ValueError(f"propagation scope {scope!r} is not one of {PROPAGATION_SCOPES}")
@@ -80,29 +83,35 @@ def propagate_duplicates(
     for doc_id, doc_spans in spans.items():
         for span in doc_spans:
             value = texts[doc_id][span.start : span.end].strip()
-            if len(value) >= min_chars:
-                values[group_of(doc_id)].setdefault(value, span.label)
-    folded = {g: {v.casefold(): label for v, label in vs.items()} for g, vs in values.items()}
+            values[group_of(doc_id)].setdefault(value, span.label)
+    finders = {g: ValueFinder([(label, v) for v, label in vs.items()], min_chars) for g, vs in values.items()}
     out: dict[str, list[Span]] = {}
     for doc_id, text in texts.items():
         found = list(spans.get(doc_id, []))
-        group = values.get(group_of(doc_id), {})
-        if group:
-            for match in _occurrence_pattern(group).finditer(text):
-                label = group.get(match.group()) or folded[group_of(doc_id)][match.group().casefold()]
-                found.append(Span(match.start(), match.end(), label, None, "propagation"))
+        finder = finders.get(group_of(doc_id))
+        # The gate scans the release text with our tags blanked out, so a mask creates word edges: the rest of
+        # 'newHttpClient' after a mask on 'new' is 'HttpClient'. Search the text as the gate will see it, again
+        # after each pass that masked something (rarely more than two).
+        for _ in range(PROPAGATION_PASSES if finder is not None else 0):
+            # every match is of unmasked characters (masked ones are blanks, never part of a run): all new
+            seen = _blanked(text, found)
+            new = [Span(start, end, label, None, "propagation") for start, end, label in finder.find(seen)]
+            if not new:
+                break
+            found = merge(found + new)
         out[doc_id] = merge(found)
     return out
 
 
-def _occurrence_pattern(values: Mapping[str, str]) -> re.Pattern:
-    """Case-insensitive, whole-word occurrences of any value (what the leak audit looks for too)."""
-    parts = []
-    for value in sorted(values, key=len, reverse=True):
-        left = r"(?<!\w)" if value[0].isalnum() else ""
-        right = r"(?!\w)" if value[-1].isalnum() else ""
-        parts.append(left + re.escape(value) + right)
-    return re.compile("|".join(parts), re.IGNORECASE)
+PROPAGATION_PASSES = 4
+
+
+def _blanked(text: str, spans: Sequence[Span]) -> str:
+    """``text`` with the masked characters replaced by spaces (offsets kept), as the leak gate reads it."""
+    chars = list(text)
+    for s in spans:
+        chars[s.start : s.end] = " " * (s.end - s.start)
+    return "".join(chars)
 
 
 def redact(text: str, spans: Sequence[Span]) -> str:

@@ -301,3 +301,38 @@ def test_small_batch_is_audited_in_full_and_bad_settings_are_rejected() -> None:
         sampled_residual_audit(["a"], lambda d: False, 1, 1, 0.95, 0.1, bound="normal")
     with pytest.raises(ValueError, match="budget"):
         sampled_residual_audit(["a"], lambda d: False, 1, 1, 0.95, 5.0)
+
+
+def test_propagation_masks_every_occurrence_the_leak_scan_would_report():
+    """Masking and the leak gate share one matcher: a value masked once is masked wherever the gate would
+    find it (other case, underscores, hyphens, a line break between its words), never inside a longer
+    word, and the gate then finds nothing in the redacted text."""
+    from curation.audit import find_known_values
+    from curation.masking import propagate_duplicates, redact
+    from curation.spans import Span
+
+    texts = {
+        "a": "Contact Dana Whitfield or the HttpClient team; Java: x = HttpClient.newHttpClient();",
+        "b": "DANA_WHITFIELD = load()\nclient = http_client\nDana\nWhitfield signed; Danaë? no: Danawhitfields stays.",
+        "c": "Other scope: Dana Whitfield.",
+    }
+    first = texts["a"].index("Dana")
+    http = texts["a"].index("HttpClient")
+    url = texts["a"].index("HttpClient.new")  # a detector's false URL: its mask leaves 'HttpClient()' on an edge
+    selected = {
+        "a": [Span(first, first + 14, "PERSON"), Span(http, http + 10, "ORGANIZATION"), Span(url, url + 14, "URL")],
+        "b": [],
+        "c": [],
+    }
+    scope_of = {"a": "s1", "b": "s1", "c": "s2"}
+    masked = propagate_duplicates(texts, selected, scope_of, scope="scope", min_chars=4)
+    java = texts["a"].index("HttpClient.newHttpClient")
+    assert any(s.start <= java and java + 24 <= s.end for s in masked["a"])  # the rest of newHttpClient too
+    found = {texts["b"][s.start : s.end] for s in masked["b"]}
+    assert found == {"DANA_WHITFIELD", "http_client", "Dana\nWhitfield"}
+    assert masked["c"] == []  # another scope: not propagated
+    values = [("PERSON", "Dana Whitfield"), ("ORGANIZATION", "HttpClient")]
+    redacted = [(d, redact(texts[d], masked[d])) for d in ("a", "b")]
+    assert len(find_known_values(redacted, values)) == 0
+    unmasked = find_known_values([("b", texts["b"])], values)
+    assert sum(f.count for f in unmasked) == 3  # the scan does see them unmasked
