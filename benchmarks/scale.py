@@ -398,9 +398,18 @@ def scale_point(n_docs: int = DEFAULT_DOCS, scale: int = 10) -> dict:
         "e2e_docs_per_s_1x": small["e2e_docs_per_s"],
         "e2e_docs_per_s_10x": large["e2e_docs_per_s"],
         "first_run_s_10x": large["e2e_seconds"],
+        # the model's share of the first run at each size (its scoring steps' wall time over the run's): the
+        # orchestration floor of ~25 steps is fixed, so this grows with the batch
+        "scoring_share_of_e2e_1x": _share(small),
+        "scoring_share_of_e2e_10x": _share(large),
+        "e2e_exit_10x": large["e2e_exit"],
         "docs_1x": n_docs,
         "scale": scale,
     }
+
+
+def _share(e2e: dict) -> float | None:
+    return round(e2e["e2e_scoring_s"] / e2e["e2e_seconds"], 3) if e2e.get("e2e_scoring_s") else None
 
 
 def print_result(result: dict) -> None:
