@@ -867,3 +867,17 @@ def test_key_file_production(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     key_file.chmod(0o600)
     info = load_key(key_file=key_file)
     assert info.key == OTHER_KEY and not info.is_dev and not info.key_id.startswith("dev-")
+
+
+def test_a_batch_whose_originals_cover_the_name_lists_falls_back_to_typed_tags() -> None:
+    """When every surrogate name collides with an original (a large batch drawn from the same name lists),
+    the person becomes a typed tag instead of failing the whole view; the original never survives."""
+    from faker.providers.person.en_US import Provider
+
+    eng = engine()
+    eng.register_originals([*Provider.first_names, *Provider.last_names])
+    text = "Dana Whitfield called; Dana Whitfield again."
+    result = eng.apply(text, spans_of(text, (S.PERSON, "Dana Whitfield")), "s")
+    assert "Dana" not in result.text and "Whitfield" not in result.text
+    assert {r.style for r in result.replacements} == {"typed_tag"}
+    assert result.text.count("[PERSON]") == 2
