@@ -25,7 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from curation.detectors import DetectorConfig, DetectorSuite, _resolve_spacy_package
 from curation.spans import CREDENTIAL_LABELS, Span, merge
 
-DEFAULT_PII = Path("/work/shared/data/presidio_synth/labeled.jsonl")
+# the shared dev data sits beside the repository (../shared/data), as in the development layout
+DEFAULT_PII = Path(__file__).resolve().parents[2] / "shared" / "data" / "presidio_synth" / "labeled.jsonl"
 DEFAULT_SECRETS = Path(__file__).resolve().parents[1] / "curation" / "data" / "code_secrets.jsonl"
 
 Predictor = Callable[[list[str]], list[list[Span]]]
