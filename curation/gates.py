@@ -10,6 +10,7 @@ import hashlib
 import json
 import math
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -379,7 +380,10 @@ def score_drift(warehouse: Warehouse, config: CurationConfig, model_key: str) ->
 def surrogate_consistency(
     vault, key: bytes, batch_originals: list[tuple[str, str]], batch_id: str | None = None, replacements: int = 0
 ) -> GateResult:
-    """One surrogate per (scope, type, value); no surrogate equals an original value of the batch.
+    """One surrogate per (scope, type, value); no invented surrogate equals an original value of the batch.
+
+    Records carry the style that made them: shifted dates, tags and generalizations equal to an original
+    are counted in the detail (``equal_to_an_original_by_style``) but do not fail the gate.
 
     With ``batch_id`` the batch is judged by itself: the surrogates its own text uses (the vault's
     ``batch_surrogates``), against its own originals; other batches' mappings are not its business. A
@@ -396,7 +400,10 @@ def surrogate_consistency(
         )
     conflicting = sum(1 for texts in rendered.values() if len(texts) > 1)
     originals = {hmac_value(key, value, label) for label, value in batch_originals}
-    reused = sum(1 for r in records if hmac_value(key, r.surrogate, r.entity_type) in originals)
+    equal = [r for r in records if hmac_value(key, r.surrogate, r.entity_type) in originals]
+    # Only invented values must differ from every original; a shifted date that equals another original
+    # date is kept by the convention (intervals win), and a tag or generalization invents nothing.
+    reused = sum(1 for r in equal if r.style == "surrogate")
     missing = batch_id is not None and replacements > 0 and not records
     detail = {
         "scope": "batch" if batch_id is not None else "vault",
@@ -405,6 +412,7 @@ def surrogate_consistency(
         "scopes": len({r.scope_id for r in records}),
         "conflicting_mappings": conflicting,
         "originals_reused": reused,
+        "equal_to_an_original_by_style": dict(Counter(r.style for r in equal if r.style != "surrogate")),
     }
     if missing:
         detail["reason"] = f"{replacements} replacements but no surrogate records of this batch in the vault"

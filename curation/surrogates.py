@@ -215,6 +215,18 @@ def parse_name(value: str) -> NameMention | None:
     return replace(base, first=first, middle=tuple(middle), last=last)
 
 
+def _same_roles(mention: NameMention | None, canonical: NameMention | None) -> NameMention | None:
+    """``mention`` with the name roles of ``canonical``, another spelling of the same normalized value:
+    a lone "Whitfield" read as the surname that "Ms. Whitfield" made it (or as the given name)."""
+    if mention is None or canonical is None:
+        return canonical if mention is None else mention
+    if mention.first is not None and mention.last is None and canonical.first is None:
+        return replace(mention, first=None, last=mention.first)
+    if mention.last is not None and mention.first is None and canonical.last is None:
+        return replace(mention, first=mention.last, last=None)
+    return mention
+
+
 class Identity:
     """One person within a scope: the known first/last name keys and a gender cue."""
 
@@ -265,8 +277,11 @@ class IdentityResolver:
     """Groups all PERSON mentions and email/username local parts of one scope into identities.
 
     Feed everything first (:meth:`feed`), then resolve: full names define identities, then
-    ``first.last`` emails, then partial mentions ("Dana", "Ms. Whitfield") attach to the single
-    identity they fit; ambiguous partials become identities of their own.
+    ``first.last`` emails, then titled surnames ("Ms. Whitfield"), then the other partial mentions
+    ("Dana", "Whitfield") attach to the single identity they fit; ambiguous partials become
+    identities of their own. Spellings of one value ("Whitfield", "Ms. Whitfield", "WHITFIELD's":
+    one :func:`normalize_value`, one vault HMAC) always share the identity and the name role of the
+    first one resolved, so the surrogates of one HMAC agree.
     """
 
     def __init__(self) -> None:
@@ -274,6 +289,7 @@ class IdentityResolver:
         self._exact: dict[tuple[str | None, str | None], Identity] = {}
         self._raw: dict[str, Identity] = {}
         self._persons: dict[str, tuple[Identity, NameMention | None]] = {}
+        self._by_normalized: dict[str, tuple[Identity, NameMention | None]] = {}
         self._locals: dict[str, tuple[Identity, LocalPattern] | None] = {}
 
     def __repr__(self) -> str:
@@ -287,13 +303,23 @@ class IdentityResolver:
                 self.person(value)
         for email in emails:
             self.local_part(email.rsplit("@", 1)[0], create=True)
+        for value, mention in parsed:  # a title marks a lone token as a surname: the surer reading first
+            if mention is not None and mention.first is None:
+                self.person(value)
         for value, _ in parsed:
             self.person(value)
 
     def person(self, value: str) -> tuple[Identity, NameMention | None]:
         """The identity of a PERSON mention (created if no existing one fits)."""
         if value not in self._persons:
-            self._persons[value] = self._resolve_person(value)
+            normalized = normalize_value(S.PERSON, value)
+            canonical = self._by_normalized.get(normalized)
+            if canonical is None:
+                resolved = self._resolve_person(value)
+                self._by_normalized[normalized] = resolved
+            else:
+                resolved = canonical[0], _same_roles(parse_name(value), canonical[1])
+            self._persons[value] = resolved
         return self._persons[value]
 
     def _resolve_person(self, value: str) -> tuple[Identity, NameMention | None]:
@@ -961,7 +987,7 @@ class SurrogateEngine:
         self._cache: dict[tuple[str, str, str], tuple[str, str]] = {}
         self._records: dict[tuple[str, str, str], str] = {}
         # Every (scope, type, original HMAC, text) this engine wrote, spellings included: one batch's uses.
-        self._uses: set[tuple[str, str, str, str]] = set()
+        self._uses: set[tuple[str, str, str, str, str]] = set()  # (scope, label, HMAC, text, style)
         self._original_values: set[str] = set()
         self._originals: set[str] = set()
         self._original_normalized: dict[str, set[str]] = {}
@@ -1152,7 +1178,7 @@ class SurrogateEngine:
             self._cache[cache_key] = (text, style)
             value_hmac = hmac_value(self._key, value, label)
             self._records.setdefault((scope_key, label, value_hmac), text)
-            self._uses.add((scope_key, label, value_hmac, text))
+            self._uses.add((scope_key, label, value_hmac, text, style))
         return self._cache[cache_key]
 
     def _render(self, scope_key: str, rule: Rule, label: str, value: str) -> tuple[str, str]:
@@ -1178,7 +1204,10 @@ class SurrogateEngine:
             text = self._surrogate_value(scope_key, label, value)
         except NoFreshSurrogate:  # measured: 2,000 generated documents drew their people from the same name lists
             return tag, "typed_tag"
-        if text is None or self._collides(label, text):  # e.g. a lone initial that drew its own letter
+        # A person's title and possessive are the original's own ("Mrs. Jones" -> "Mrs. Moses"): only the
+        # drawn name can collide.
+        drawn = normalize_value(label, text) if text is not None and label == S.PERSON else text
+        if drawn is None or self._collides(label, drawn):  # e.g. a lone initial that drew its own letter
             return tag, "typed_tag"
         return text, "surrogate"
 
@@ -1442,8 +1471,8 @@ class SurrogateEngine:
     def batch_records(self) -> Iterator[VaultRecord]:
         """Every replacement text this engine produced, once per spelling of an original ("Dana",
         "DANA", "Dana's" are separate rows under one HMAC): what a consistency check compares."""
-        for scope_key, label, value_hmac, text in sorted(self._uses):
-            yield VaultRecord(scope_key, label, value_hmac, text, self.key_id)
+        for scope_key, label, value_hmac, text, style in sorted(self._uses):
+            yield VaultRecord(scope_key, label, value_hmac, text, self.key_id, style)
 
     def records(self) -> Iterator[VaultRecord]:
         """Vault rows for every replacement made: scope, type, keyed HMAC of the original, surrogate."""

@@ -50,6 +50,10 @@ class VaultRecord:
     value_hmac: str
     surrogate: str
     key_id: str
+    # How the text was made (the convention's style: surrogate, date_shift, generalize, typed_tag, ...).
+    # Only invented values ("surrogate") must differ from every original; a shifted date may equal
+    # another original date, and a tag or a generalization is no value of its own.
+    style: str = "surrogate"
 
 
 @dataclass(frozen=True)
@@ -249,8 +253,10 @@ class Vault:
             entity_type VARCHAR NOT NULL,
             value_hmac VARCHAR NOT NULL,
             surrogate VARCHAR NOT NULL,
-            key_id VARCHAR NOT NULL
+            key_id VARCHAR NOT NULL,
+            style VARCHAR NOT NULL DEFAULT 'surrogate'
         );
+        ALTER TABLE batch_surrogates ADD COLUMN IF NOT EXISTS style VARCHAR DEFAULT 'surrogate';
         CREATE TABLE IF NOT EXISTS release_ids (
             batch_id VARCHAR NOT NULL,
             id_kind VARCHAR NOT NULL,
@@ -337,12 +343,15 @@ class Vault:
     def replace_batch_records(self, batch_id: str, records: Iterable[VaultRecord]) -> int:
         """Store every (scope, type, original HMAC, surrogate) one batch's text uses, replacing that batch's
         previous rows: what `surrogate_consistency` judges the batch by (not other batches' history)."""
-        rows = sorted({(batch_id, r.scope_id, r.entity_type, r.value_hmac, r.surrogate, r.key_id) for r in records})
-        return self._replace_rows("batch_surrogates", batch_id, rows, 6)
+        rows = sorted(
+            {(batch_id, r.scope_id, r.entity_type, r.value_hmac, r.surrogate, r.key_id, r.style) for r in records}
+        )
+        return self._replace_rows("batch_surrogates", batch_id, rows, 7)
 
     def batch_records(self, batch_id: str) -> list[VaultRecord]:
         rows = self._con.execute(
-            "SELECT scope_id, entity_type, value_hmac, surrogate, key_id FROM batch_surrogates "
+            "SELECT scope_id, entity_type, value_hmac, surrogate, key_id, coalesce(style, 'surrogate') "
+            "FROM batch_surrogates "
             "WHERE batch_id = ? ORDER BY ALL",
             [batch_id],
         ).fetchall()

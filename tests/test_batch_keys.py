@@ -206,6 +206,39 @@ def test_inconsistent_surrogates_within_a_batch_fail(tmp_path):
     assert not result.passed and result.detail["conflicting_mappings"] == 1
 
 
+def test_only_invented_surrogates_must_differ_from_originals(tmp_path):
+    """A shifted date may equal another original date (the convention keeps intervals), a tag invents
+    nothing: both are reported, neither fails; an invented surrogate equal to an original fails."""
+    from curation.vault import VaultRecord, hmac_value
+
+    originals = [("DATE_TIME", "2022"), ("PERSON", "Ivo Berg")]
+    with Vault(tmp_path / "v.duckdb") as vault:
+        records = [
+            VaultRecord("conversation:c", "DATE_TIME", hmac_value(KEY, "2023", "DATE_TIME"), "2022", "k", "date_shift"),
+            VaultRecord("conversation:c", "PERSON", "h1", "[PERSON]", "k", "typed_tag"),
+        ]
+        vault.replace_batch_records("a", records)
+        passed = gates.surrogate_consistency(vault, KEY, originals, batch_id="a", replacements=2)
+        vault.replace_batch_records("b", [*records, VaultRecord("conversation:c", "PERSON", "h2", "Ivo Berg", "k")])
+        failed = gates.surrogate_consistency(vault, KEY, originals, batch_id="b", replacements=3)
+    assert passed.passed and passed.detail["equal_to_an_original_by_style"] == {"date_shift": 1}
+    assert not failed.passed and failed.detail["originals_reused"] == 1
+
+
+def test_a_vault_from_before_styles_reads_every_record_as_invented(tmp_path):
+    """Vaults written before records carried a style gain the column; old rows count as surrogates (strict)."""
+    path = tmp_path / "v.duckdb"
+    with Vault(path):
+        pass
+    con = duckdb.connect(str(path))
+    con.execute("ALTER TABLE batch_surrogates DROP COLUMN style")
+    con.execute("INSERT INTO batch_surrogates VALUES ('a', 's', 'DATE_TIME', 'h', '2022', 'k')")
+    con.close()
+    with Vault(path) as vault:
+        (record,) = vault.batch_records("a")
+    assert record.style == "surrogate" and record.surrogate == "2022"
+
+
 def test_release_ids_are_rekeyed_and_mapped_in_the_vault_only(tmp_path):
     """A record id that is an email never reaches a release table; the vault maps the public id back."""
     warehouse = Warehouse(tmp_path / "w.duckdb")
