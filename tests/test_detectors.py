@@ -383,6 +383,21 @@ def test_name_line_above_a_title_line_is_a_person(rules_only: DetectorSuite) -> 
     assert _find(spans, text, "Senior software engineer").label == TITLE
 
 
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("Hi, my name is Franz-Josef Trupp. The stick broke.", "Franz-Josef Trupp"),
+        ("Regards,\nAnne-marie O'Neil", "Anne-marie O'Neil"),
+        ("My name is Quentin D'Arcy-Vale and I ordered", "Quentin D'Arcy-Vale"),
+    ],
+)
+def test_introduced_names_keep_hyphenated_and_elided_parts(rules_only: DetectorSuite, text: str, name: str) -> None:
+    """A name word with a second capital ("Franz-Josef", "O'Neil") is one word: stopping at the capital
+    left "Josef" in a 2,000-document release."""
+    spans = rules_only.detect([text])[0]
+    assert _find(spans, text, name).label == PERSON
+
+
 def test_address_block_recipient_lines(rules_only: DetectorSuite) -> None:
     text = "> Ada Quillfeather\n> Quokka Analytics Ltd\n> 12 Elm Street\n> Springfield"
     spans = rules_only.detect([text])[0]
