@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 from faker import Faker
-from faker.providers.person.en_US import Provider as Names
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -24,6 +23,7 @@ from curation.surrogates import (
     Scope,
     SurrogateEngine,
     SurrogateError,
+    name_pool,
     nrp_reading,
     parse_name,
     shift_dates,
@@ -258,8 +258,8 @@ def test_a_title_kept_from_the_original_does_not_force_a_tag() -> None:
 
 
 def test_gender_cue_kept_from_title_or_first_name() -> None:
-    female = {n.casefold() for n in Names.first_names_female}
-    male = {n.casefold() for n in Names.first_names_male}
+    female = {n.casefold() for n in name_pool().female}
+    male = {n.casefold() for n in name_pool().male}
     eng = engine()
     for scope in ("a", "b", "c", "d"):
         eng.prepare(scope, [(S.PERSON, "Mr. Okonkwo"), (S.PERSON, "Chidi Okonkwo"), (S.PERSON, "Mary Jones")])
@@ -899,13 +899,28 @@ def test_key_file_production(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     assert info.key == OTHER_KEY and not info.is_dev and not info.key_id.startswith("dev-")
 
 
-def test_a_batch_whose_originals_cover_the_name_lists_falls_back_to_typed_tags() -> None:
-    """When every surrogate name collides with an original (a large batch drawn from the same name lists),
-    the person becomes a typed tag instead of failing the whole view; the original never survives."""
+def test_a_batch_whose_originals_cover_one_locales_lists_still_gets_fresh_names() -> None:
+    """A batch whose people cover Faker en_US's lists (what 2,000 generated documents did) still draws
+    fresh people, organizations and places from the wider pool, none sharing a word with an original."""
     from faker.providers.person.en_US import Provider
 
     eng = engine()
-    eng.register_originals([*Provider.first_names, *Provider.last_names])
+    originals = [*Provider.first_names, *Provider.last_names]
+    eng.register_originals(originals)
+    words = {w.casefold() for w in originals}
+    text = "Dana Whitfield of Acme Widgets, Springfield, called."
+    spans = spans_of(text, (S.PERSON, "Dana Whitfield"), (S.ORGANIZATION, "Acme Widgets"), (S.LOCATION, "Springfield"))
+    result = eng.apply(text, spans, "s")
+    assert {r.style for r in result.replacements} == {"surrogate"}
+    for r in result.replacements:
+        assert not {w.casefold() for w in re.findall(r"[A-Za-z]+", result.text[r.new_start : r.new_end])} & words
+
+
+def test_a_batch_whose_originals_cover_the_name_lists_falls_back_to_typed_tags() -> None:
+    """When every surrogate name collides with an original (a large batch drawn from the same name lists),
+    the person becomes a typed tag instead of failing the whole view; the original never survives."""
+    eng = engine()
+    eng.register_originals([*name_pool().given, *name_pool().last])
     text = "Dana Whitfield called; Dana Whitfield again."
     result = eng.apply(text, spans_of(text, (S.PERSON, "Dana Whitfield")), "s")
     assert "Dana" not in result.text and "Whitfield" not in result.text
