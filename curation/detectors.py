@@ -1941,9 +1941,12 @@ class CredSweeperDetector:
         """Every text as its own in-memory file, scanned in one pass with one ML validation call: the
         validator's per-call cost dominates small texts. Each text gets its own path (`<i>/document.txt`),
         so candidates never group or de-duplicate across texts, and the path's words (a feature of the
-        ML model) are those of one `document.txt`."""
+        ML model) are those of one `document.txt`. Blank texts are not scanned (no spans)."""
         import warnings
 
+        out: list[list[Span]] = [[] for _ in texts]
+        if not any(text.strip() for text in texts):
+            return out
         split = []
         for text in texts:
             lines = text.split("\n")
@@ -1955,13 +1958,14 @@ class CredSweeperDetector:
         manager.clear_credentials()
         found = []
         for i, (lines, _) in enumerate(split):
+            if not texts[i].strip():
+                continue
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", DeprecationWarning)
                 provider = self._provider_cls(lines, file_path=f"{i}/document.txt")
             found.extend(self._cs.file_scan(provider))
         manager.set_credentials(found)
         self._cs.post_processing(None)
-        out: list[list[Span]] = [[] for _ in texts]
         for cand in manager.get_credentials():
             label = _credsweeper_label(cand.rule_name)
             for ld in cand.line_data_list:
@@ -2066,11 +2070,7 @@ class DetectorSuite:
         presidio = self._presidio_spans(texts, kinds_list) if self.config.use_presidio else [[] for _ in texts]
         secrets: list[list[Span]] = [[] for _ in texts]
         if self.config.use_credsweeper:
-            scanned = [i for i, text in enumerate(texts) if text.strip()]
-            for i, found in zip(
-                scanned, self._ensure_credsweeper().find_many([texts[i] for i in scanned]), strict=True
-            ):
-                secrets[i] = found
+            secrets = self._ensure_credsweeper().find_many(texts)
         out = []
         for text, kind, pres, found in zip(texts, kinds_list, presidio, secrets, strict=True):
             candidates = list(pres)

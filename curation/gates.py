@@ -20,7 +20,7 @@ import polars as pl
 
 from curation.audit import audit_sample, find_known_values, sampled_residual_audit
 from curation.config import CurationConfig
-from curation.spans import Span
+from curation.spans import Span, blanked
 from curation.warehouse import Warehouse
 
 RESIDUAL_LEAK_SCAN = "residual_leak_scan"
@@ -95,14 +95,10 @@ def original_text_only(warehouse: Warehouse, batch_id: str) -> list[tuple[str, s
         "UNION ALL SELECT 'redacted:' || doc_id, text, '[]' FROM redacted_view WHERE batch_id = ? ORDER BY 1",
         [batch_id, batch_id],
     )
-    out = []
-    for doc_id, text, ranges in frame.iter_rows():
-        chars = list(text)
-        regions = [(a, b) for a, b in json.loads(ranges or "[]")] + [m.span() for m in TAG.finditer(text)]
-        for a, b in regions:
-            chars[a:b] = " " * (b - a)
-        out.append((doc_id, "".join(chars)))
-    return out
+    return [
+        (doc_id, blanked(text, [*json.loads(ranges or "[]"), *(m.span() for m in TAG.finditer(text))]))
+        for doc_id, text, ranges in frame.iter_rows()
+    ]
 
 
 def content_digest(warehouse: Warehouse, batch_id: str) -> str:

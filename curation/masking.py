@@ -13,7 +13,7 @@ import numpy as np
 
 from curation.audit import ValueFinder
 from curation.calibration import AppliedCalibration, ScoredDoc, doc_char_scores
-from curation.spans import SURPRISE, Span, merge, spans_from_mask, subtract
+from curation.spans import SURPRISE, Span, blanked, merge, spans_from_mask, subtract
 
 PROPAGATION_SCOPES = ("document", "scope", "batch")
 
@@ -94,7 +94,7 @@ def propagate_duplicates(
         # after each pass that masked something (rarely more than two).
         for _ in range(PROPAGATION_PASSES if finder is not None else 0):
             # every match is of unmasked characters (masked ones are blanks, never part of a run): all new
-            seen = _blanked(text, found)
+            seen = blanked(text, [(s.start, s.end) for s in found])
             new = [Span(start, end, label, None, "propagation") for start, end, label in finder.find(seen)]
             if not new:
                 break
@@ -104,14 +104,6 @@ def propagate_duplicates(
 
 
 PROPAGATION_PASSES = 4
-
-
-def _blanked(text: str, spans: Sequence[Span]) -> str:
-    """``text`` with the masked characters replaced by spaces (offsets kept), as the leak gate reads it."""
-    chars = list(text)
-    for s in spans:
-        chars[s.start : s.end] = " " * (s.end - s.start)
-    return "".join(chars)
 
 
 def redact(text: str, spans: Sequence[Span]) -> str:

@@ -360,18 +360,17 @@ class ReferenceScorer:
         width = max(len(s) for s in seqs)
         pad = self._tokenizer.pad_token_id or 0
         ids = torch.full((len(seqs), width), pad, dtype=torch.long)
-        attention = torch.zeros((len(seqs), width), dtype=torch.long)
         for b, seq in enumerate(seqs):
             ids[b, : len(seq)] = torch.tensor(seq)
-            attention[b, : len(seq)] = 1
         rows, cols = [], []
         for b, (seq, first) in enumerate(zip(seqs, score_from, strict=True)):
             rows += [b] * (len(seq) - first)
             cols += list(range(first - 1, len(seq) - 1))
         with torch.inference_mode():
-            hidden = self._model.model(
-                input_ids=ids.to(self._device), attention_mask=attention.to(self._device)
-            ).last_hidden_state
+            # No attention mask: rows are right-padded and attention is causal, so a real token only ever
+            # attends to the real tokens before it; padding is read by padding alone (never scored). Without
+            # a mask the attention kernel runs its causal fast path instead of a materialized mask.
+            hidden = self._model.model(input_ids=ids.to(self._device)).last_hidden_state
             picked = hidden[torch.tensor(rows), torch.tensor(cols)]
             targets = ids[torch.tensor(rows), torch.tensor(cols) + 1].to(self._device)
             nll = chunked_nll(picked, self._model.lm_head.weight, targets, self.config.logits_chunk)

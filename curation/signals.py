@@ -119,19 +119,14 @@ def credsweeper_spans(texts: Sequence[str], kinds: Sequence[str]) -> list[list[S
     """CredSweeper (regex rules + its bundled ML validator, offline) on code, config and log texts, all
     of them in one scan and one validation call."""
     global _CREDSWEEPER
-    out: list[list[Span]] = [[] for _ in texts]
-    scanned = [
-        i for i, (text, kind) in enumerate(zip(texts, kinds, strict=True)) if kind in CODE_KINDS and text.strip()
-    ]
-    if not scanned:
-        return out
+    code = [text if kind in CODE_KINDS else "" for text, kind in zip(texts, kinds, strict=True)]
+    if not any(text.strip() for text in code):
+        return [[] for _ in texts]
     if _CREDSWEEPER is None:
         from curation.detectors import CredSweeperDetector
 
         _CREDSWEEPER = CredSweeperDetector()
-    for i, found in zip(scanned, _CREDSWEEPER.find_many([texts[i] for i in scanned]), strict=True):
-        out[i] = [Span(s.start, s.end, s.label, s.score, CREDSWEEPER) for s in found]
-    return out
+    return _CREDSWEEPER.find_many(code)  # spans sourced CREDSWEEPER; blank (non-code) texts are skipped
 
 
 def credsweeper_version() -> str:

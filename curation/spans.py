@@ -163,6 +163,15 @@ def char_mask(spans: Iterable[Span], n_chars: int) -> list[bool]:
     return mask
 
 
+def blanked(text: str, ranges: Iterable[tuple[int, int]]) -> str:
+    """``text`` with the characters of ``ranges`` replaced by spaces, offsets kept: what leak audits read
+    (a masked value, or text the pipeline wrote itself, can neither leak nor be matched across)."""
+    chars = list(text)
+    for a, b in ranges:
+        chars[a:b] = " " * (b - a)
+    return "".join(chars)
+
+
 def spans_from_mask(mask: Sequence[bool], label: str = SURPRISE, source: str = "") -> list[Span]:
     """Maximal runs of True in a per-character mask, as spans."""
     out: list[Span] = []

@@ -208,12 +208,15 @@ def test_credsweeper_batched_scan_equals_one_text_at_a_time():
         "# notes\napi_key = \"sk-9fQ2hT7xLmP4vW8zR1cN6bY3\"\n",
         "db_password = 'Xq9!vTz2#LmW8rKp'\n",
         "Nothing secret here, only prose.",
+        "   \n",
         "print('hello')\n",
+        "token = 'Zr8#kP2vQx9!mLt4'\n",
     ]
-    kinds = ["config", "code", "config", "text", "code"]
+    kinds = ["config", "code", "config", "text", "code", "code", "config"]
     batched = credsweeper_spans(texts, kinds)
     one_by_one = [credsweeper_spans([t], [k])[0] for t, k in zip(texts, kinds, strict=True)]
     assert batched == one_by_one
     assert batched[0] and batched[2]  # the repeated secret is found in both texts
     assert [(texts[0][s.start : s.end]) for s in batched[0]] == [texts[2][s.start : s.end] for s in batched[2]]
-    assert batched[3] == []
+    assert batched[3] == [] and batched[4] == []  # prose and blank texts are not scanned
+    assert {s.source for spans in batched for s in spans} == {"credsweeper"}
