@@ -368,8 +368,8 @@ class ReferenceScorer:
             cols += list(range(first - 1, len(seq) - 1))
         with torch.inference_mode():
             # No attention mask: rows are right-padded and attention is causal, so a real token only ever
-            # attends to the real tokens before it; padding is read by padding alone (never scored). Without
-            # a mask the attention kernel runs its causal fast path instead of a materialized mask.
+            # attends to the real tokens before it; padding is read by padding alone (never scored). On this
+            # CPU the mask measured no faster or slower (within noise); it is simply not needed.
             hidden = self._model.model(input_ids=ids.to(self._device)).last_hidden_state
             picked = hidden[torch.tensor(rows), torch.tensor(cols)]
             targets = ids[torch.tensor(rows), torch.tensor(cols) + 1].to(self._device)

@@ -285,8 +285,10 @@ def parse_name(value: str) -> NameMention | None:
 def _same_roles(mention: NameMention | None, canonical: NameMention | None) -> NameMention | None:
     """``mention`` with the name roles of ``canonical``, another spelling of the same normalized value:
     a lone "Whitfield" read as the surname that "Ms. Whitfield" made it (or as the given name)."""
-    if mention is None or canonical is None:
-        return canonical if mention is None else mention
+    if mention is None:
+        return canonical
+    if canonical is None:
+        return mention
     if mention.first is not None and mention.last is None and canonical.first is None:
         return replace(mention, first=None, last=mention.first)
     if mention.last is not None and mention.first is None and canonical.last is None:
