@@ -3,7 +3,7 @@ and long documents, full of fake PII and secrets so the detectors have real work
 
     python -m benchmarks.corpus --docs 2000 --out corpus.jsonl
 
-Records come from the generators behind the bundled sample (`scripts/generate_data.py`: Faker + seeded
+Records come from the generators behind the bundled sample (`benchmarks.synthetic`: Faker + seeded
 `random`, every value fake), drawn in rounds of fresh seeded contexts so no text repeats (no cache hits).
 About `long_share` of the documents are long: several generated records of one round joined into one
 report or transcript (thousands of characters, so the scorer's chunking and the detectors' long-input paths
@@ -29,7 +29,8 @@ LONG_PARTS = (6, 14)  # generated records joined into one long document
 
 def _round_records(seed: int, round_no: int) -> list[dict]:
     """One round of the sample's generator families (chats, notes, repos) under its own seeded context."""
-    from scripts.generate_data import Ctx, gen_mixed
+    from benchmarks.synthetic.context import Ctx
+    from benchmarks.synthetic.datasets import gen_mixed
 
     ctx = Ctx(f"bench-{round_no}", seed, years=(2022, 2025), birth_years=(1940, 2004))
     return gen_mixed(
