@@ -22,7 +22,7 @@ def faker_version() -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point: write the three JSONL files into ``--out-dir``."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.synthetic", description=__doc__.split("\n")[0])
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="master seed (default %(default)s)")
     parser.add_argument("--out-dir", type=Path, default=DATA_DIR, help="output directory (default: curation/data)")
     args = parser.parse_args(argv)
