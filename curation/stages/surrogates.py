@@ -14,6 +14,7 @@ from curation.stages.documents import batch_documents
 from curation.stages.masking import mask_spans_by_doc
 from curation.warehouse import Warehouse
 
+# The ids a release replaces by public ids (column -> public id prefix); the map is kept in the vault.
 RELEASE_ID_COLUMNS = {"doc_id": "doc", "scope_id": "scope"}
 
 
@@ -24,7 +25,6 @@ def surrogate_stage(config: CurationConfig, warehouse: Warehouse, engine, vault,
     an output is kept only if it passes verification, else the chunk gets the deterministic surrogates.
     Which chunks were rewritten is recorded in `rewrite_chunks` (offsets and labels, never values).
     """
-
     docs = batch_documents(warehouse, config.batch_id)
     spans = mask_spans_by_doc(warehouse, config.batch_id)
     # Every original the release gates check against (masked values and gold values of the batch), so no
