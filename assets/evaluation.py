@@ -9,7 +9,7 @@ import dagster as dg
 
 from assets._common import DELIVERY_BATCHES, as_metadata, batch_config
 from assets.scoring import MODEL_POOL
-from curation import canary, gates, leakage
+from curation import canary, canary_plan, gates, leakage
 from curation.warehouse import record_summary
 from resources import CurationSettings
 
@@ -29,11 +29,11 @@ def leakage_report(context: dg.AssetExecutionContext, settings: CurationSettings
     retention of non-target text, the surrogates' format-kept rate, and an inference-leak probe with the
     reference model. Counts and rates only."""
     config, warehouse = batch_config(context, settings), settings.warehouse()
-    plan = canary.load_plan(warehouse, config.batch_id)
+    plan = canary_plan.load_plan(warehouse, config.batch_id)
     planted, detected = (), {}
     if plan is not None:
         _, canaries, _ = plan
-        inputs = canary.probe_inputs(warehouse, config.batch_id, canaries, [])
+        inputs = canary_plan.probe_inputs(warehouse, config.batch_id, canaries, [])
         planted = [(c.kind, c.value) for c in canaries]
         detected = {c.value.strip(): inputs.canary_masked.get(c.canary_id) == 1.0 for c in canaries}
     report = leakage.leakage_report(warehouse, config.batch_id, canary_values=planted, canary_detected=detected)
@@ -67,13 +67,13 @@ def canary_probe(context: dg.AssetExecutionContext, settings: CurationSettings) 
     surrogate view of a batch with planted canaries (`curation canary`), and measures per duplication count
     the canaries' exposure (bits), greedy prefix extraction and held-out perplexity."""
     config, warehouse = batch_config(context, settings), settings.warehouse()
-    plan = canary.load_plan(warehouse, config.batch_id)
+    plan = canary_plan.load_plan(warehouse, config.batch_id)
     if plan is None:
         raise dg.Failure(
             description=f"batch {config.batch_id!r} has no planted canaries: `curation canary` builds such a batch"
         )
     probe_settings, canaries, heldout = plan
-    inputs = canary.probe_inputs(warehouse, config.batch_id, canaries, heldout)
+    inputs = canary_plan.probe_inputs(warehouse, config.batch_id, canaries, heldout)
     result = canary.run_probe(inputs, probe_settings, log=context.log.info)
     summary = result["summary"]
     summary["content_digest"] = gates.content_digest(warehouse, config.batch_id)

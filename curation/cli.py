@@ -262,7 +262,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 def cmd_leakage(args: argparse.Namespace) -> int:
     """Leakage report of a release, from the warehouse of the run that made it (rates and counts only)."""
-    from curation import canary, leakage
+    from curation import canary_plan, leakage
     from curation.release import verify_release
     from curation.warehouse import Warehouse
 
@@ -289,10 +289,10 @@ def cmd_leakage(args: argparse.Namespace) -> int:
     warehouse = Warehouse(warehouse_path)
     reports = []
     for batch in manifest.get("batch_ids", []):
-        plan = canary.load_plan(warehouse, batch)
+        plan = canary_plan.load_plan(warehouse, batch)
         planted, detected = (), {}
         if plan is not None:
-            inputs = canary.probe_inputs(warehouse, batch, plan[1], [])
+            inputs = canary_plan.probe_inputs(warehouse, batch, plan[1], [])
             planted = [(c.kind, c.value) for c in plan[1]]
             detected = {c.value.strip(): inputs.canary_masked.get(c.canary_id) == 1.0 for c in plan[1]}
         report = leakage.leakage_report(warehouse, batch, settings, canary_values=planted, canary_detected=detected)
@@ -308,7 +308,7 @@ def cmd_leakage(args: argparse.Namespace) -> int:
 def cmd_canary(args: argparse.Namespace) -> int:
     """Plant canaries in a corpus cut from the bundled sample, run the pipeline on it, fine-tune and measure
     (the `canary_probe` and `leakage_report` assets), then write the card and release; ends with a JSON line."""
-    from curation import canary
+    from curation import canary, canary_plan
     from curation.config import bundled, load_config
     from curation.warehouse import Warehouse, stage_summary
 
@@ -331,7 +331,7 @@ def cmd_canary(args: argparse.Namespace) -> int:
     )
     overrides = {"base_dir": base, "input": str(corpus_path), "batch_id": args.batch_id}
     config = load_config(config_path, **overrides)
-    canary.record_plan(Warehouse(config.warehouse_path), args.batch_id, corpus, probe)
+    canary_plan.record_plan(Warehouse(config.warehouse_path), args.batch_id, corpus, probe)
     print(
         f"curation canary: {len(corpus.canaries)} canaries x duplicates {list(probe.duplicates)} planted in "
         f"{len(corpus.records)} sample records ({len(corpus.heldout)} held out); batch {args.batch_id}",

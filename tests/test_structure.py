@@ -163,3 +163,17 @@ def test_curation_is_a_library_without_dagster() -> None:
             if top == "dagster" or top.startswith("dagster_"):
                 offenders.append(f"{path.relative_to(ROOT)}:{line} imports {names[-1]}")
     assert not offenders, "the curation library imports Dagster:\n" + "\n".join(sorted(set(offenders)))
+
+
+MAX_LIBRARY_MODULE_LINES = 800
+
+
+def test_no_library_module_above_800_lines() -> None:
+    """A module past ~800 lines holds several things: split it along its seams (the stages, the detector
+    families, the surrogate engine and the generators were each one file of 1,100-2,600 lines)."""
+    too_long = {
+        str(path.relative_to(ROOT)): n
+        for path in sorted((ROOT / "curation").rglob("*.py"))
+        if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LIBRARY_MODULE_LINES
+    }
+    assert not too_long, f"library modules above {MAX_LIBRARY_MODULE_LINES} lines: {too_long}"
