@@ -48,6 +48,10 @@ def cmd_run(args: argparse.Namespace) -> int:
             overrides["input"] = str(entry.resolve())
             config = load_config(config_path, **overrides)
     print(f"curation run: batch {config.batch_id}, input {config.input_path}", flush=True)
+    from curation.release import remove_stale_temp_folders
+
+    for name in remove_stale_temp_folders(config.releases_path):
+        print(f"curation run: removed {config.releases_path / name}, left by a release writer that is gone", flush=True)
     started = time.perf_counter()
     up_to_date, fingerprint = check_freshness(config, root, force=getattr(args, "force", False))
     if up_to_date:
@@ -361,7 +365,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="curation", description=__doc__.splitlines()[0])
     parser.add_argument("--debug", action="store_true", help="show the traceback of an error (any position)")
     sub = parser.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("run", help="run the whole pipeline in-process (embedded sample by default)")
+    run = sub.add_parser("run", help="run one delivery batch through the whole Dagster job and release it if its gates pass (embedded sample by default)")
     run.add_argument("--input", help="JSONL / Parquet / CSV file or a folder of text/code files")
     run.add_argument("--out", help="folder for the warehouse, vault and releases (default: here)")
     run.add_argument("--config", help="YAML config file")

@@ -374,3 +374,87 @@ def test_folder_fifo_is_quarantined_not_opened(tmp_path: Path) -> None:
     _assert_consistent(result)
     assert result.documents["doc_id"].to_list() == ["a.txt"]
     assert "not a regular file" in result.quarantine["reason"][0]
+
+
+ROWS = [{"id": f"r{i}", "text": f"Record {i} from Dana at dana{i}@example.org"} for i in range(3)]
+
+
+def _compress(data: bytes, codec: str) -> bytes:
+    import bz2
+    import gzip
+    import lzma
+
+    import zstandard
+
+    return {
+        "gz": gzip.compress,
+        "bz2": bz2.compress,
+        "xz": lzma.compress,
+        "zst": zstandard.ZstdCompressor().compress,
+    }[codec](data)
+
+
+@pytest.mark.parametrize("codec", ["gz", "zst", "bz2", "xz"])
+@pytest.mark.parametrize("fmt", ["jsonl", "csv"])
+def test_compressed_record_files_read_like_plain_ones(tmp_path: Path, fmt: str, codec: str) -> None:
+    plain = tmp_path / f"plain.{fmt}"
+    if fmt == "jsonl":
+        _write_jsonl(plain, ROWS)
+    else:
+        pl.DataFrame(ROWS).write_csv(plain)
+    packed = tmp_path / f"packed.{fmt}.{codec}"
+    packed.write_bytes(_compress(plain.read_bytes(), codec))
+    expected, got = ingest(plain, batch_id="b"), ingest(packed, batch_id="b")
+    _assert_consistent(got)
+    assert got.documents["text"].to_list() == expected.documents["text"].to_list()
+    assert got.documents["doc_id"].to_list() == expected.documents["doc_id"].to_list()
+    assert got.documents["locator"][1] == f"packed.{fmt}.{codec}:" + ("2" if fmt == "jsonl" else "row 2")
+
+
+def test_truncated_gzip_keeps_the_records_before_and_quarantines_the_rest(tmp_path: Path) -> None:
+    import gzip
+
+    lines = "".join(json.dumps({"id": f"r{i}", "text": f"record number {i} " * 40}) + "\n" for i in range(400))
+    data = gzip.compress(lines.encode())
+    cut = tmp_path / "cut.jsonl.gz"
+    cut.write_bytes(data[: len(data) // 2])
+    result = ingest(cut, batch_id="b")
+    _assert_consistent(result)
+    assert 0 < result.documents.height < 400
+    reason = _only_reason(result)
+    assert "corrupt or truncated" in reason and "re-compress" in reason
+    assert result.quarantine["locator"][0].startswith("cut.jsonl.gz after cut.jsonl.gz:")
+
+
+def test_parquet_dataset_folder_skips_its_markers(tmp_path: Path) -> None:
+    folder = tmp_path / "corpus.parquet"
+    folder.mkdir()
+    for part in range(2):
+        pl.DataFrame(ROWS[part::2]).write_parquet(folder / f"part-{part:05d}.parquet")
+        (folder / f".part-{part:05d}.parquet.crc").write_bytes(b"\x00crc")
+    (folder / "_SUCCESS").write_bytes(b"")
+    (folder / "._SUCCESS.crc").write_bytes(b"\x00crc")
+    result = ingest(folder, batch_id="b")
+    _assert_consistent(result)
+    assert result.quarantine.height == 0
+    assert sorted(result.documents["text"].to_list()) == sorted(r["text"] for r in ROWS)
+
+
+def test_compressed_parquet_and_unknown_compressed_formats_are_refused(tmp_path: Path) -> None:
+    for name in ("rows.parquet.gz", "notes.txt.gz"):
+        (tmp_path / name).write_bytes(b"\x1f\x8b")
+        with pytest.raises(IngestError, match="unknown format .*may be compressed"):
+            ingest(tmp_path / name, batch_id="b")
+
+
+def test_inbox_takes_compressed_batches_under_their_plain_name(tmp_path: Path) -> None:
+    from curation.inbox import COMPRESSION_SUFFIXES, scan_inbox
+    from curation.ingest import COMPRESSIONS
+
+    assert set(COMPRESSION_SUFFIXES) == set(COMPRESSIONS)
+    (tmp_path / "acme-2026-12.jsonl.gz").write_bytes(b"")
+    (tmp_path / "rows.csv.zst").write_bytes(b"")
+    (tmp_path / "photo.png.gz").write_bytes(b"")
+    scan = scan_inbox(tmp_path)
+    assert sorted(b.key for b in scan.batches) == ["acme-2026-12", "rows"]
+    assert [s.split(":")[0] for s in scan.skipped] == ["photo.png.gz"]
