@@ -365,7 +365,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="curation", description=__doc__.splitlines()[0])
     parser.add_argument("--debug", action="store_true", help="show the traceback of an error (any position)")
     sub = parser.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("run", help="run one delivery batch through the whole Dagster job and release it if its gates pass (embedded sample by default)")
+    run = sub.add_parser(
+        "run", help="run one delivery batch through the Dagster job; it releases only if its gates pass"
+    )
     run.add_argument("--input", help="JSONL / Parquet / CSV file or a folder of text/code files")
     run.add_argument("--out", help="folder for the warehouse, vault and releases (default: here)")
     run.add_argument("--config", help="YAML config file")

@@ -443,7 +443,7 @@ def test_parquet_dataset_folder_skips_its_markers(tmp_path: Path) -> None:
 def test_compressed_parquet_and_unknown_compressed_formats_are_refused(tmp_path: Path) -> None:
     for name in ("rows.parquet.gz", "notes.txt.gz"):
         (tmp_path / name).write_bytes(b"\x1f\x8b")
-        with pytest.raises(IngestError, match="unknown format .*may be compressed"):
+        with pytest.raises(IngestError, match=r"unknown format .*may be compressed"):
             ingest(tmp_path / name, batch_id="b")
 
 
