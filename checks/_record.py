@@ -29,10 +29,12 @@ def to_check_result(
     metadata.update(as_metadata(rest))
     if digest != UPSTREAM:
         metadata["content_digest"] = digest[:16]
-    verdict = "passed" if result.passed else "FAILED"
-    line = f"gate {result.name} {verdict}: {explanation['reason'] or 'no reason given'} (measured: "
-    line += f"{explanation['measured'] or 'n/a'}; limit: {explanation['limit'] or 'n/a'})"
-    (context.log.info if result.passed else context.log.error)(line)
+    warns = severity == dg.AssetCheckSeverity.WARN
+    verdict = "passed" if result.passed else "WARN" if warns else "FAILED"
+    line = f"{'check' if warns else 'gate'} {result.name} {verdict}: {explanation['reason'] or 'no reason given'} "
+    line += f"(measured: {explanation['measured'] or 'n/a'}; limit: {explanation['limit'] or 'n/a'})"
+    log = context.log.info if result.passed else context.log.warning if warns else context.log.error
+    log(line)
     if not result.passed and severity == dg.AssetCheckSeverity.ERROR:
         mark_release_blocked(context, {result.name: explanation["reason"] or "failed"})
     return dg.AssetCheckResult(

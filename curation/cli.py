@@ -112,7 +112,9 @@ def report_run(result, config, elapsed: float) -> int:
         elif event.event_type_value == "ASSET_CHECK_EVALUATION":
             ev = event.event_specific_data
             why = f": {ev.description}" if not ev.passed and getattr(ev, "description", None) else ""
-            print(f"  check {ev.asset_check_key.name:<26} {'PASSED' if ev.passed else 'FAILED'}{why}")
+            warns = getattr(getattr(ev, "severity", None), "value", None) == "WARN"
+            verdict = "PASSED" if ev.passed else "WARN" if warns else "FAILED"
+            print(f"  check {ev.asset_check_key.name:<26} {verdict}{why}")
         elif event.event_type_value in ("STEP_FAILURE", "STEP_SKIPPED"):
             print(f"  {event.event_type_value.lower().replace('_', ' ')}: {event.step_key}")
     counts = Warehouse(config.warehouse_path).row_counts()

@@ -359,6 +359,13 @@ def score_drift(warehouse: Warehouse, config: CurationConfig, model_key: str) ->
     if this.sum() == 0 or reference.sum() == 0:
         detail["reason"] = "no token scores for this batch or for the calibration data: drift cannot be judged"
         return explained(GateResult(SCORE_DRIFT, False, detail), "no token scores", f"PSI <= {limit}", "")
+    tokens, minimum = int(this.sum()), config.gates.drift_min_tokens
+    if tokens < minimum:
+        detail["reason"] = (
+            f"drift not judged: {tokens} tokens is too few for a meaningful PSI (needs >= {minimum}; a batch drawn "
+            f"from the calibration data itself would score about {32 / tokens:.2f} by chance)"
+        )
+        return explained(GateResult(SCORE_DRIFT, False, detail), f"{tokens} tokens", f">= {minimum} tokens", "")
     detail["psi_vs_calibration"] = round(population_stability_index(reference, this), 4)
     detail["psi_vs_other_batches"] = round(population_stability_index(others, this), 4) if others.sum() else None
     # The thresholds were fitted to the calibration data, so that comparison decides; the comparison with

@@ -203,3 +203,21 @@ def test_score_drift_flags_a_shifted_batch(tmp_path):
     assert shifted.detail["psi_vs_other_batches"] > 0.25  # the two batches differ from each other too
     empty = score_drift(warehouse, CurationConfig(batch_id="nothing"), "m")
     assert not empty.passed and "cannot be judged" in empty.detail["reason"]
+
+
+def test_score_drift_is_not_judged_on_too_few_tokens(tmp_path):
+    """A 1-document batch (121 tokens) drawn from the calibration distribution itself is not 'drifted':
+    PSI over 33 bins is noise at that size, so the warning says drift was not judged, and why."""
+    rng = np.random.default_rng(1)
+    warehouse = Warehouse(tmp_path / "w.duckdb")
+    warehouse.append(
+        "validation_docs",
+        pl.DataFrame({"dataset": ["validation"], "doc_id": ["v"], "text": ["x"], "sha256": ["v"], "n_chars": [1]}),
+    )
+    _scores(warehouse, "v", rng.gamma(2.0, 1.5, 4000))
+    _doc(warehouse, "tiny", "t")
+    _scores(warehouse, "t", rng.gamma(2.0, 1.5, 121))
+    tiny = score_drift(warehouse, CurationConfig(batch_id="tiny"), "m")
+    assert not tiny.passed and "psi_vs_calibration" not in tiny.detail
+    assert "drift not judged: 121 tokens" in tiny.detail["reason"] and ">= 2000" in tiny.detail["reason"]
+    assert tiny.detail["limit"] == ">= 2000 tokens"
