@@ -448,6 +448,22 @@ def record_gate(warehouse: Warehouse, batch_id: str, digest: str, result: GateRe
     )
 
 
+def run_blocking_failures(warehouse: Warehouse, batch_id: str, run_id: str) -> dict[str, str]:
+    """Every blocking gate that failed for ``batch_id`` in run ``run_id`` so far, with its reason (the latest
+    result of each gate in that run). Shown together on the release partition: one gate per observation
+    would leave the UI showing only the last one."""
+    frame = warehouse.query(
+        "SELECT check_name, passed, detail FROM gate_results WHERE batch_id = ? AND run_id = ? "
+        "QUALIFY row_number() OVER (PARTITION BY check_name ORDER BY created_at DESC) = 1 ORDER BY check_name",
+        [batch_id, run_id],
+    )
+    return {
+        name: str(json.loads(detail).get("reason") or "failed")
+        for name, passed, detail in frame.iter_rows()
+        if not passed and name not in ADVISORY_GATES
+    }
+
+
 def gate_status(warehouse: Warehouse, batch_id: str, digest: str) -> dict[str, dict]:
     """Latest recorded result of each gate for exactly this release content."""
     frame = warehouse.query(

@@ -221,3 +221,21 @@ def test_score_drift_is_not_judged_on_too_few_tokens(tmp_path):
     assert not tiny.passed and "psi_vs_calibration" not in tiny.detail
     assert "drift not judged: 121 tokens" in tiny.detail["reason"] and ">= 2000" in tiny.detail["reason"]
     assert tiny.detail["limit"] == ">= 2000 tokens"
+
+
+def test_release_partition_names_every_gate_that_blocked_it_in_the_run(tmp_path):
+    """The latest `release` observation (what the partition's panel shows) must list every failed blocking
+    gate of the run with its reason, not just the last gate to fail; warnings and other runs do not count."""
+    from curation.gates import GateResult, record_gate, run_blocking_failures
+
+    warehouse = Warehouse(tmp_path / "w.duckdb")
+    record_gate(warehouse, "b", "d", GateResult("masked_fraction_budget", False, {"reason": "too much"}), "run-1")
+    record_gate(warehouse, "b", "d", GateResult("score_drift", False, {"reason": "drifted"}), "run-1")
+    record_gate(warehouse, "b", "d", GateResult("residual_leak_scan", False, {"reason": "2 values left"}), "run-1")
+    record_gate(warehouse, "b", "d", GateResult("document_contract", True, {}), "run-1")
+    record_gate(warehouse, "b", "d", GateResult("calibration_health", False, {"reason": "old"}), "run-0")
+    record_gate(warehouse, "other", "d", GateResult("residual_leak_scan", False, {"reason": "x"}), "run-1")
+    assert run_blocking_failures(warehouse, "b", "run-1") == {
+        "masked_fraction_budget": "too much",
+        "residual_leak_scan": "2 values left",
+    }
