@@ -3,11 +3,14 @@ and long documents, full of fake PII and secrets so the detectors have real work
 
     python -m benchmarks.corpus --docs 2000 --out corpus.jsonl
 
-Records come from the generators behind the bundled sample (`scripts/generate_data.py`: Faker + seeded
+Records come from the generators behind the bundled sample (`benchmarks.synthetic`: Faker + seeded
 `random`, every value fake), drawn in rounds of fresh seeded contexts so no text repeats (no cache hits).
 About `long_share` of the documents are long: several generated records of one round joined into one
 report or transcript (thousands of characters, so the scorer's chunking and the detectors' long-input paths
 run). The same arguments give byte-identical files.
+
+`make_corpus` is the small fixed corpus of `benchmarks.scoring` and `benchmarks.tagger` instead: copies of
+the bundled sample, each made unique.
 """
 
 from __future__ import annotations
@@ -29,7 +32,8 @@ LONG_PARTS = (6, 14)  # generated records joined into one long document
 
 def _round_records(seed: int, round_no: int) -> list[dict]:
     """One round of the sample's generator families (chats, notes, repos) under its own seeded context."""
-    from scripts.generate_data import Ctx, gen_mixed
+    from benchmarks.synthetic.context import Ctx
+    from benchmarks.synthetic.datasets import gen_mixed
 
     ctx = Ctx(f"bench-{round_no}", seed, years=(2022, 2025), birth_years=(1940, 2004))
     return gen_mixed(
@@ -101,6 +105,20 @@ def write_corpus(path: Path, n_docs: int, seed: int = DEFAULT_SEED, long_share: 
         "characters": sum(len(r["text"]) for r in records),
         "bytes": Path(path).stat().st_size,
     }
+
+
+def make_corpus(path: Path, n_docs: int) -> int:
+    """A corpus of n_docs records cycled from the bundled sample, each made unique (no cache hits): the small,
+    fixed corpus of `benchmarks.scoring` and `benchmarks.tagger`; returns its size in bytes."""
+    sample = [json.loads(x) for x in (ROOT / "curation/data/sample_corpus.jsonl").read_text().splitlines() if x]
+    with path.open("w", encoding="utf-8") as f:
+        for i in range(n_docs):
+            record = dict(sample[i % len(sample)])
+            record["id"] = f"bench-{i:06d}"
+            record["text"] = f"[copy {i // len(sample)}] " + record["text"]
+            record.pop("spans", None)
+            f.write(json.dumps(record) + "\n")
+    return path.stat().st_size
 
 
 def main() -> None:

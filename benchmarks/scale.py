@@ -413,7 +413,7 @@ def _share(e2e: dict) -> float | None:
 
 
 def print_result(result: dict) -> None:
-    from benchmarks.scoring import report  # the same table + JSON line as make bench
+    from benchmarks.report import report  # the same table + JSON line as make bench
 
     report(result)
 

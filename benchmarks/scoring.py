@@ -30,19 +30,6 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
-def make_corpus(path: Path, n_docs: int) -> int:
-    """A corpus of n_docs records cycled from the bundled sample, each made unique (no cache hits)."""
-    sample = [json.loads(x) for x in (ROOT / "curation/data/sample_corpus.jsonl").read_text().splitlines() if x]
-    with path.open("w", encoding="utf-8") as f:
-        for i in range(n_docs):
-            record = dict(sample[i % len(sample)])
-            record["id"] = f"bench-{i:06d}"
-            record["text"] = f"[copy {i // len(sample)}] " + record["text"]
-            record.pop("spans", None)
-            f.write(json.dumps(record) + "\n")
-    return path.stat().st_size
-
-
 class ModelFlops:
     """Model FLOPs of scoring one token, counted from the loaded model (no weights of ours assumed):
 
@@ -490,6 +477,8 @@ def scoring_section(texts: list[str], rounds: int) -> dict:
 
 def end_to_end_section(args: argparse.Namespace, tmp_path: Path, small: Path, small_bytes: int) -> dict:
     """`curation run` end to end in fresh processes: first run, re-runs, 10x corpus; Presidio alone."""
+    from benchmarks.corpus import make_corpus
+
     texts = [json.loads(x)["text"] for x in small.read_text().splitlines()]
     large = tmp_path / "large.jsonl"
     make_corpus(large, args.docs * args.scale)
@@ -532,16 +521,10 @@ def end_to_end_section(args: argparse.Namespace, tmp_path: Path, small: Path, sm
     }
 
 
-def report(result: dict) -> None:
-    """The table, then the whole result as one JSON line (the contract other tools read)."""
-    width = max(map(len, result))
-    print(f"{'metric':<{width}}  value")
-    for key, value in result.items():
-        print(f"{key:<{width}}  {json.dumps(value) if isinstance(value, dict | list) else value}")
-    print(json.dumps(result))
-
-
 def main() -> None:
+    from benchmarks.corpus import make_corpus
+    from benchmarks.report import report
+
     parser = argparse.ArgumentParser()
     parser.add_argument("--docs", type=int, default=24, help="documents in the 1x corpus")
     parser.add_argument("--scale", type=int, default=10, help="size of the large corpus relative to 1x")

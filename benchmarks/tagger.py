@@ -72,7 +72,7 @@ def main() -> None:
     parser.add_argument("--docs", type=int, default=24)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
-    from benchmarks.scoring import make_corpus
+    from benchmarks.corpus import make_corpus
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "c.jsonl"

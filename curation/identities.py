@@ -64,7 +64,7 @@ def common_words() -> frozenset[str]:
 
 @cache
 def _given_names() -> frozenset[str]:
-    from curation.surrogates import _first_name_genders
+    from curation.surrogates.pools import _first_name_genders
 
     return frozenset(_first_name_genders())
 
@@ -106,7 +106,7 @@ class IdentityReport:
 def name_parts(value: str) -> list[str] | None:
     """The first name / middle / surname tokens of a name-shaped value (title, possessive and suffix
     dropped), or None when the value is not shaped like a person's name (1-4 capitalized words)."""
-    from curation.surrogates import parse_name
+    from curation.surrogates.names import parse_name
 
     mention = parse_name(value)
     if mention is None:

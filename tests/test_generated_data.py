@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import sys
 from collections import defaultdict
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -16,11 +14,11 @@ import pytest
 if str(Path(__file__).resolve().parents[1]) not in sys.path:  # plain `pytest` without a conftest
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks.synthetic import cli, datasets
 from curation import spans
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "curation" / "data"
-SCRIPT = ROOT / "scripts" / "generate_data.py"
 SAMPLE, VALIDATION, CODE = "sample_corpus.jsonl", "validation.jsonl", "code_secrets.jsonl"
 FILES = [SAMPLE, VALIDATION, CODE]
 
@@ -59,19 +57,6 @@ def load(name: str) -> list[dict[str, Any]]:
 def values(record: dict[str, Any]) -> list[str]:
     """The labeled substrings of ``record``."""
     return [record["text"][s["start"] : s["end"]] for s in record["spans"]]
-
-
-def load_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("generate_data", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses resolve string annotations through sys.modules
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        sys.modules.pop(spec.name, None)
-        raise
-    return module
 
 
 def luhn_ok(number: str) -> bool:
@@ -224,11 +209,10 @@ def test_validation_values_absent_from_sample() -> None:
 
 
 def test_regenerating_reproduces_identical_bytes(tmp_path: Path) -> None:
-    module = load_script()
     import faker
 
-    if faker.VERSION != module.GENERATED_WITH_FAKER:
-        pytest.skip(f"data generated with Faker {module.GENERATED_WITH_FAKER}, installed {faker.VERSION}")
-    assert module.main(["--out-dir", str(tmp_path)]) == 0
+    if faker.VERSION != datasets.GENERATED_WITH_FAKER:
+        pytest.skip(f"data generated with Faker {datasets.GENERATED_WITH_FAKER}, installed {faker.VERSION}")
+    assert cli.main(["--out-dir", str(tmp_path)]) == 0
     for name in FILES:
         assert (tmp_path / name).read_bytes() == (DATA / name).read_bytes(), name

@@ -1,0 +1,123 @@
+"""Format-preserving generators (pure functions of the value and a seeded RNG): phones, ids, SSNs, IBANs,
+IP addresses, and masks.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import random
+import re
+
+DOC_V4_NETS = ("192.0.2", "198.51.100", "203.0.113")
+MASK_CHAR = "*"
+_HEX = "0123456789abcdef"
+
+
+def _shape(text: str, rng: random.Random, hex_only: bool = False) -> str:
+    """Replace each letter/digit by a random one of the same class; everything else stays.
+
+    Any letter (not only ASCII) is replaced, so no original character of the body survives.
+    """
+    out = []
+    for char in text:
+        if char.isalpha():
+            pool = _HEX[10:] if hex_only else "abcdefghijklmnopqrstuvwxyz"
+            drawn = rng.choice(pool)
+            out.append(drawn.upper() if char.isupper() else drawn)
+        elif char.isalnum():
+            out.append(str(rng.randrange(10)))
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+def _lay_digits(template: str, digits: str) -> str:
+    """Write ``digits`` over the digit positions of ``template`` (separators kept)."""
+    it = iter(digits)
+    return "".join(next(it) if c.isdigit() else c for c in template)
+
+
+def phone_surrogate(value: str, rng: random.Random) -> str | None:
+    """Fictional 555-01xx number in the original layout (+country prefix and separators kept)."""
+    match = re.match(r"^\s*(\+\d{1,3})(?=[\s.\-(])", value)
+    head = match.group(0) if match else ""
+    rest = value[len(head) :]
+    count = sum(c.isdigit() for c in rest)
+    if count == 0:
+        return None
+    keep_one = count == 11 and not head and rest.lstrip(" (").startswith("1")
+    if keep_one:
+        count -= 1
+    if count >= 7:
+        area = "".join(str(rng.randrange(10)) for _ in range(count - 7))
+        area = (str(rng.randrange(2, 10)) + area[1:]) if area else ""
+        digits = area + "55501" + f"{rng.randrange(100):02d}"
+    else:
+        digits = "".join(str(rng.randrange(10)) for _ in range(count))
+    return head + _lay_digits(rest, ("1" if keep_one else "") + digits)
+
+
+def id_surrogate(value: str, rng: random.Random) -> str | None:
+    """Same length, prefix (leading letters + separators) and character classes; hex stays hex."""
+    match = re.match(r"^(?:[A-Za-z]+[-_:#/.])+|^[A-Z]{1,4}(?=\d)", value)
+    prefix = match.group(0) if match else ""
+    body = value[len(prefix) :]
+    if not any(c.isalnum() for c in body):
+        return None
+    hex_only = bool(re.fullmatch(r"[0-9a-f\W_]+|[0-9A-F\W_]+", body)) and any(c.isdigit() for c in body)
+    return prefix + _shape(body, rng, hex_only)
+
+
+def ssn_surrogate(value: str, rng: random.Random) -> str | None:
+    """An SSN in the never-issued 900-999 area, in the original format."""
+    if sum(c.isdigit() for c in value) != 9:
+        return id_surrogate(value, rng)
+    digits = f"{rng.randrange(900, 1000)}{rng.randrange(1, 100):02d}{rng.randrange(1, 10000):04d}"
+    return _lay_digits(value, digits)
+
+
+def iban_surrogate(value: str, rng: random.Random) -> str | None:
+    """Same country code, length and grouping; random BBAN of the same classes, valid check digits."""
+    compact = re.sub(r"[^A-Za-z0-9]", "", value)
+    if len(compact) < 5 or not compact[:2].isalpha():
+        return id_surrogate(value, rng)
+    country, bban = compact[:2].upper(), _shape(compact[4:], rng)
+    numeric = "".join(str(int(c, 36)) for c in (bban + country).upper()) + "00"
+    check = f"{98 - int(numeric) % 97:02d}"
+    new = iter(compact[:2] + check + bban)
+    return "".join(next(new) if c.isascii() and c.isalnum() else c for c in value)
+
+
+def ip_surrogate(value: str, rng: random.Random) -> str | None:
+    """An address from the documentation ranges of the same family; port / prefix suffix kept."""
+    text = value.strip()
+    v4 = re.fullmatch(r"(\d{1,3}(?:\.\d{1,3}){3})((?::\d+)?(?:/\d{1,2})?)", text)
+    if v4:
+        try:
+            ipaddress.IPv4Address(v4.group(1))
+        except ValueError:
+            return None
+        return f"{rng.choice(DOC_V4_NETS)}.{rng.randrange(1, 255)}{v4.group(2)}"
+    v6 = re.fullmatch(r"\[?([0-9A-Fa-f:.]+?)(\]:\d+|/\d{1,3})?\]?", text)
+    if v6:
+        try:
+            ipaddress.IPv6Address(v6.group(1))
+        except ValueError:
+            return None
+        addr = ipaddress.IPv6Address((0x20010DB8 << 96) | rng.getrandbits(64) | 1).compressed
+        suffix = v6.group(2) or ""
+        return f"[{addr}{suffix}" if suffix.startswith("]") else addr + suffix
+    return None
+
+
+def mask_keep_last(value: str, keep_last: int) -> str:
+    """Mask every letter/digit except the last ``keep_last`` ones; separators stay."""
+    total = sum(c.isalnum() for c in value)
+    out, seen = [], 0
+    for char in value:
+        if char.isalnum():
+            seen += 1
+            out.append(char if seen > total - keep_last else MASK_CHAR)
+        else:
+            out.append(char)
+    return "".join(out)
