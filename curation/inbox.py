@@ -13,10 +13,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-BATCH_FILE_SUFFIXES = (".jsonl", ".json", ".parquet", ".csv")
+BATCH_FILE_SUFFIXES = (".jsonl", ".ndjson", ".json", ".parquet", ".csv")
 # `acme.jsonl.gz` is batch `acme`: line-oriented files may come compressed (the same set ingest reads)
 COMPRESSION_SUFFIXES = (".gz", ".zst", ".zstd", ".bz2", ".xz")
-COMPRESSIBLE_SUFFIXES = (".jsonl", ".ndjson", ".csv")
+COMPRESSIBLE_SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv")
 READY_MARKER = "_READY"
 KEY_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 

@@ -32,7 +32,7 @@ from curation.labelmap import UnknownLabelError, map_label, unknown_label_messag
 from curation.spans import Span, validate_spans
 
 KINDS = frozenset({"text", "code", "chat"})
-RECORD_SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet", ".csv": "csv"}
+RECORD_SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".parquet": "parquet", ".csv": "csv"}
 # Line-oriented record files may be compressed as users keep corpora (`part-0.jsonl.gz`, `rows.csv.zst`);
 # Parquet compresses inside the file, so `.parquet.gz` is not a format.
 COMPRESSIONS = {".gz": "gzip", ".zst": "zstd", ".zstd": "zstd", ".bz2": "bz2", ".xz": "xz"}
@@ -163,7 +163,7 @@ def check_input_path(path: Path) -> None:
     """Raise IngestError when ``path`` is not something ingest can read (missing, or an unknown format)."""
     path = Path(path)
     expected = (
-        "a .jsonl, .parquet or .csv file (.jsonl and .csv may be compressed: "
+        "a .jsonl, .json (an array of records), .parquet or .csv file (all but .parquet may be compressed: "
         f"{', '.join(sorted(COMPRESSIONS))}), or a folder"
     )
     if not path.exists():
@@ -198,7 +198,7 @@ def _read_records(path: Path, rel: str, fmap: FieldMap) -> Iterator[_Raw]:
     fmt, compression = found
     if fmt == "parquet":
         return _read_parquet(path, rel, fmap)
-    reader = _read_jsonl if fmt == "jsonl" else _read_csv
+    reader = {"jsonl": _read_jsonl, "json": _read_json, "csv": _read_csv}[fmt]
     return _guard_decompression(reader(path, rel, fmap, compression), path, rel) if compression else reader(
         path, rel, fmap
     )
@@ -248,6 +248,39 @@ def _read_jsonl(path: Path, rel: str, fmap: FieldMap, compression: str | None = 
             if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
                 raw = raw[3:]
             yield _parse_json_line(raw, str(path), f"{rel}:{lineno}", fmap)
+
+
+def _read_json(path: Path, rel: str, fmap: FieldMap, compression: str | None = None) -> Iterator[_Raw]:
+    """A ``.json`` file: a JSON array of record objects (``rel:record N``), or JSON Lines under that name."""
+    with _open_binary(path, compression) as fh:
+        data = fh.read()
+    body = data[3:] if data.startswith(b"\xef\xbb\xbf") else data
+    if not body.lstrip().startswith(b"["):
+        yield from _read_jsonl(path, rel, fmap, compression)
+        return
+    try:
+        items = json.loads(body.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        reason = f"invalid UTF-8 at byte {exc.start}; re-encode the file as UTF-8"
+        yield _Raw(str(path), rel, _sha256(data), error=reason)
+        return
+    except json.JSONDecodeError as exc:
+        yield _Raw(
+            str(path),
+            f"{rel}:{exc.lineno}",
+            _sha256(data),
+            error=f"malformed JSON array ({exc.msg} at line {exc.lineno} column {exc.colno}); fix it, or write one "
+            "object per line as .jsonl",
+        )
+        return
+    for number, item in enumerate(items, 1):
+        raw = json.dumps(item, sort_keys=True, ensure_ascii=False).encode("utf-8")
+        rec = _Raw(str(path), f"{rel}:record {number}", _sha256(raw))
+        if isinstance(item, dict):
+            rec.fields = fmap.remap(item)
+        else:
+            rec.error = f"array element is a JSON {type(item).__name__}, not an object; make each record {{...}}"
+        yield rec
 
 
 def _parse_json_line(raw: bytes, source: str, locator: str, fmap: FieldMap) -> _Raw:

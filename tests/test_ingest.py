@@ -458,3 +458,21 @@ def test_inbox_takes_compressed_batches_under_their_plain_name(tmp_path: Path) -
     scan = scan_inbox(tmp_path)
     assert sorted(b.key for b in scan.batches) == ["acme-2026-12", "rows"]
     assert [s.split(":")[0] for s in scan.skipped] == ["photo.png.gz"]
+
+
+def test_json_array_file_reads_each_element_as_a_record(tmp_path: Path) -> None:
+    """The inbox takes NAME.json as a batch, so ingest must read it: an array of records."""
+    path = tmp_path / "batch.json"
+    path.write_text(json.dumps([*ROWS, "not an object"], indent=2), encoding="utf-8")
+    result = ingest(path, batch_id="b")
+    _assert_consistent(result)
+    assert result.documents["text"].to_list() == [r["text"] for r in ROWS]
+    assert result.documents["locator"].to_list() == [f"batch.json:record {i}" for i in (1, 2, 3)]
+    assert result.quarantine["locator"].to_list() == ["batch.json:record 4"]
+    broken = tmp_path / "broken.json"
+    broken.write_text('[\n  {"id": "a", "text": "x"},\n  {"id": \n]', encoding="utf-8")
+    reason = _only_reason(ingest(broken, batch_id="b"))
+    assert "malformed JSON array" in reason and "line 4" in reason
+    lines = tmp_path / "lines.json"  # JSON Lines under a .json name
+    _write_jsonl(lines, ROWS)
+    assert ingest(lines, batch_id="b").documents.height == 3
