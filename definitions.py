@@ -91,8 +91,8 @@ def batch_run_selection(config) -> list[dg.AssetKey] | None:
     """The delivery assets alone when the shared calibration is current for this config (its inputs
     unchanged), so a batch run does not re-materialize it; None (every asset of the job) otherwise."""
     from curation.batches import calibration_is_current
-    from curation.pipeline import detector_key, detector_suite
     from curation.scoring import ReferenceScorer
+    from curation.stages.detection import detector_key, detector_suite
     from curation.warehouse import Warehouse
 
     model_key = ReferenceScorer(config.scoring).model_key

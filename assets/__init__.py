@@ -1,4 +1,4 @@
-"""Software-defined assets: one module per stage, thin wrappers over ``curation.pipeline``.
+"""Software-defined assets: one module per stage, a thin wrapper over its namesake in ``curation.stages``.
 
 The calibration group (validation data, its scores and detector spans, the thresholds) is shared by every
 delivery batch; the delivery group is partitioned by batch (`delivery_batch`, a dynamic partition).

@@ -5,8 +5,10 @@ import base64
 import dagster as dg
 
 from assets._common import CALIBRATION_GROUP, as_metadata, markdown_table
-from curation.pipeline import VALIDATION, calibrate_stage, load_scored_docs
 from curation.plots import save_calibration_plots
+from curation.stages.calibration import calibrate_stage
+from curation.stages.documents import load_scored_docs
+from curation.warehouse import VALIDATION
 from resources import CurationSettings, ReferenceModel
 
 

@@ -3,7 +3,8 @@
 import dagster as dg
 
 from assets._common import CALIBRATION_GROUP, DELIVERY_BATCHES, DELIVERY_GROUP, as_metadata, batch_config
-from curation.pipeline import CORPUS, VALIDATION, detect_stage
+from curation.stages.detection import detect_stage
+from curation.warehouse import CORPUS, VALIDATION
 from resources import CurationSettings, Detectors
 
 

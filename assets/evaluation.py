@@ -10,7 +10,7 @@ import dagster as dg
 from assets._common import DELIVERY_BATCHES, as_metadata, batch_config
 from assets.scoring import MODEL_POOL
 from curation import canary, gates, leakage
-from curation.pipeline import record_summary
+from curation.warehouse import record_summary
 from resources import CurationSettings
 
 EVALUATION_GROUP = "evaluation"

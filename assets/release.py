@@ -13,8 +13,9 @@ from curation import gates
 from curation.card import render_card
 from curation.freshness import FINGERPRINT_TAG
 from curation.leakage import card_evidence
-from curation.pipeline import card_info, current_calibration, release_tables
 from curation.release import release_id_for, write_release
+from curation.stages.calibration import current_calibration
+from curation.stages.release import card_info, release_tables
 from curation.warehouse import CALIBRATION_BATCH
 from resources import CurationSettings, Detectors, KeyVault, ReferenceModel
 

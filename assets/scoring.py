@@ -14,8 +14,9 @@ from assets._common import (
     one_connection,
 )
 from curation.calibration import default_candidates
-from curation.pipeline import VALIDATION, hidden_cache_for, record_summary, score_stage, window_stage
 from curation.shards import ShardPlan, merge_shards, plan_shards, remove_stale_folders, score_shard, work_folder
+from curation.stages.scoring import hidden_cache_for, score_stage, window_stage
+from curation.warehouse import VALIDATION, record_summary
 from resources import CurationSettings, ReferenceModel
 
 # Every step that runs the model draws from one pool: set its limit (dagster.yaml `concurrency.pools`)

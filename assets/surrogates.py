@@ -3,7 +3,7 @@
 import dagster as dg
 
 from assets._common import DELIVERY_BATCHES, DELIVERY_GROUP, as_metadata, batch_config
-from curation.pipeline import surrogate_stage
+from curation.stages.surrogates import surrogate_stage
 from resources import CurationSettings, KeyVault
 
 

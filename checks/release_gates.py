@@ -6,7 +6,7 @@ import dagster as dg
 from assets._common import DELIVERY_BATCHES, batch_config, one_connection
 from checks._record import to_check_result
 from curation import gates
-from curation.pipeline import current_calibration
+from curation.stages.calibration import current_calibration
 from curation.warehouse import CALIBRATION_BATCH
 from resources import CurationSettings, Detectors, KeyVault, ReferenceModel
 

@@ -12,25 +12,22 @@ import hashlib
 import hmac
 import logging
 import math
-import os
 import random
 import re
-import unicodedata
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Literal
 
-from curation.vault import KeyInfo, hmac_value
+from curation.matching import ValueIndex, matches
+from curation.vault import hmac_value
 
 log = logging.getLogger(__name__)
 
 Kind = Literal["exact", "normalized", "vault"]
 BOUNDS = ("clopper-pearson", "wilson")
 DEFAULT_MAX_WORDS = 8
-_ALNUM_RUN = re.compile(r"[^\W_]+")
-_NOT_ALNUM = re.compile(r"[\W_]+")
 _TOKEN = re.compile(r"\S+")
 _EDGE_PUNCT = "\"'`.,;:!?()[]{}<>*\u00ab\u00bb\u201c\u201d\u2018\u2019"
 _INNER_SPLIT = re.compile(r"[=;,|<>()\[\]{}\"'`]+")
@@ -89,18 +86,6 @@ class Findings(list[Finding]):
 # Known values (gold targets, originals kept by the supplier)
 
 
-def _fold(run: str) -> str:
-    """Casefold one alphanumeric run and drop accents, so 'José' and 'JOSE' compare equal."""
-    if run.isascii():
-        return run.lower()
-    return _NOT_ALNUM.sub("", unicodedata.normalize("NFKD", run).casefold())
-
-
-def normalize_for_match(s: str) -> str:
-    """Casefolded, accent-free alphanumerics only, so '555-0134' matches '5550134' and 'Dana  WHITFIELD'."""
-    return "".join(_fold(m.group()) for m in _ALNUM_RUN.finditer(s))
-
-
 def value_digest(normalized: str, key: bytes | None = None) -> str:
     """Hex sha256 of a normalized value, or its keyed HMAC-SHA256 when ``key`` is given."""
     if key is None:
@@ -108,90 +93,14 @@ def value_digest(normalized: str, key: bytes | None = None) -> str:
     return hmac.new(key, b"curation-audit|" + normalized.encode("utf-8"), hashlib.sha256).hexdigest()
 
 
-@dataclass(frozen=True, slots=True)
-class _Raw:
-    value: str = field(default="", repr=False)
-    lead: int = 0  # non-alphanumeric characters before the first alphanumeric one
-    trail: int = 0
-
-
-class _ValueIndex:
-    """Normalized values (with their raw spellings per label) and every prefix of them, for pruning."""
-
-    def __init__(self, values: Iterable[tuple[str, str]], min_chars: int) -> None:
-        self.by_norm: dict[str, dict[str, list[_Raw]]] = defaultdict(lambda: defaultdict(list))
-        self.prefixes: set[str] = set()
-        self.checked = self.skipped = 0
-        for label, value in values:
-            norm = normalize_for_match(value)
-            if len(norm) < max(1, min_chars):
-                self.skipped += 1
-                continue
-            self.checked += 1
-            runs = list(_ALNUM_RUN.finditer(value))
-            raw = _Raw(value, runs[0].start(), len(value) - runs[-1].end())
-            if raw not in self.by_norm[norm][label]:
-                self.by_norm[norm][label].append(raw)
-            self.prefixes.update(norm[:i] for i in range(1, len(norm) + 1))
-
-
-def _folded_runs(text: str) -> list[str]:
-    """Folded alphanumeric runs of ``text`` (empty folds dropped); C-speed for ASCII text."""
-    if text.isascii():
-        return _ALNUM_RUN.findall(text.lower())
-    return [piece for piece in map(_fold, _ALNUM_RUN.findall(text)) if piece]
-
-
-def _run_spans(text: str) -> list[tuple[int, int]]:
-    """Character spans of the runs :func:`_folded_runs` returns, built only for documents with a hit."""
-    return [m.span() for m in _ALNUM_RUN.finditer(text) if _fold(m.group())]
-
-
-def _matches(text: str, index: _ValueIndex) -> Iterator[tuple[int, int, str, dict[str, list[_Raw]]]]:
-    """(start, end, normalized value, its raw spellings per label) of every occurrence in ``text`` of an
-    indexed value: runs of alphanumerics whose folded concatenation is the value, so a match starts and
-    ends on word edges (an underscore or any punctuation is an edge; 'Mark' is not found in 'Market')."""
-    folded = _folded_runs(text)
-    starters = index.prefixes.intersection(folded)  # one C-level pass; most documents stop here
-    if not starters:
-        return
-    spans: list[tuple[int, int]] = []
-    for a, run in enumerate(folded):
-        if run not in starters:
-            continue
-        cand, b = run, a
-        while cand in index.prefixes:
-            labels = index.by_norm.get(cand)
-            if labels:
-                spans = spans or _run_spans(text)
-                yield spans[a][0], spans[b][1], cand, labels
-            b += 1
-            if b == len(folded):
-                break
-            cand += folded[b]
-
-
-def _scan_doc(text: str, index: _ValueIndex) -> Counter[tuple[str, str, Kind]]:
+def _scan_doc(text: str, index: ValueIndex) -> Counter[tuple[str, str, Kind]]:
     """(label, normalized value, kind) -> occurrences; a match must start and end on word edges."""
     hits: Counter[tuple[str, str, Kind]] = Counter()
-    for start, end, cand, labels in _matches(text, index):
+    for start, end, cand, labels in matches(text, index):
         for label, raws in labels.items():
             exact = any(r.lead <= start and text[start - r.lead : end + r.trail] == r.value for r in raws)
             hits[(label, cand, "exact" if exact else "normalized")] += 1
     return hits
-
-
-class ValueFinder:
-    """Every occurrence of a set of (label, value) pairs that the residual leak scan would report (verbatim
-    or normalized), so masking covers exactly what the gate checks. A value given under several labels
-    takes the first one."""
-
-    def __init__(self, values: Iterable[tuple[str, str]], min_chars: int = 4) -> None:
-        self._index = _ValueIndex(values, min_chars)
-
-    def find(self, text: str) -> list[tuple[int, int, str]]:
-        """(start, end, label) per occurrence."""
-        return [(start, end, next(iter(labels))) for start, end, _, labels in _matches(text, self._index)]
 
 
 def find_known_values(
@@ -208,7 +117,7 @@ def find_known_values(
     independent of the number of values. Values under ``min_chars`` normalized characters are
     skipped and counted in ``Findings.values_skipped``: they would match almost anywhere.
     """
-    index = _ValueIndex(values, min_chars)
+    index = ValueIndex(values, min_chars)
     out = Findings(values_checked=index.checked, values_skipped=index.skipped)
     digests: dict[str, str] = {}
     for doc_id, text in texts:
@@ -453,28 +362,3 @@ def _check_audit_args(sample_size: int, confidence: float, budget: float, bound:
     if not 0.0 <= budget <= 1.0:
         raise ValueError(f"budget is a rate in [0, 1], got {budget}")
     _check_counts(0, 0, confidence)
-
-
-def auditor_key(config_path: str | None = None, key_file: str | None = None) -> KeyInfo:
-    """The delivery key a release's signature is checked with: ``key_file``, else the key of the auditor's
-    config (its env var, else its key file; the working directory's defaults without a config). Never a
-    key found through the release itself: its manifest's ``base_dir`` is the release's claim, not a trust root.
-    Raises ``HmacKeyError`` (saying where it looked) when there is none; never creates one."""
-    from pathlib import Path
-
-    from curation.config import load_config
-    from curation.vault import HmacKeyError, load_key
-
-    if key_file:
-        if not Path(key_file).is_file():
-            raise HmacKeyError(f"key file {key_file} does not exist")
-        return load_key(env_var="", key_file=key_file)  # an explicit file wins over the environment
-    config = load_config(config_path, base_dir=None if config_path else str(Path.cwd()))
-    settings = config.surrogates
-    path = config.path(settings.key_file) if settings.key_file else config.path(".curation/dev-hmac.key")
-    if not os.environ.get(settings.key_env) and not path.is_file():
-        raise HmacKeyError(
-            f"no delivery key to verify the manifest signature with: set {settings.key_env}, or pass --key-file, "
-            f"or --config of the project that made the release (looked for {path})"
-        )
-    return load_key(env_var=settings.key_env, key_file=path, create_dev_key=False)

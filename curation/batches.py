@@ -131,7 +131,8 @@ def calibration_is_current(config: CurationConfig, warehouse: Warehouse, model_k
     `model_key` and its detector spans under `detector_key`: re-materializing the calibration group would
     change nothing, so a batch run leaves it alone."""
     from curation.labeled import load_labeled, split_records
-    from curation.pipeline import VALIDATION, current_calibration, sha256_text
+    from curation.stages.calibration import current_calibration
+    from curation.warehouse import VALIDATION, sha256_text
 
     if not warehouse.path.exists() or not config.validation_path.exists():
         return False

@@ -13,6 +13,10 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from curation.vault import KeyInfo
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
@@ -128,10 +132,32 @@ def report_run(result, config, elapsed: float) -> int:
     return 1
 
 
+def auditor_key(config_path: str | None = None, key_file: str | None = None) -> KeyInfo:
+    """The delivery key a release's signature is checked with: ``key_file``, else the key of the auditor's
+    config (its env var, else its key file; the working directory's defaults without a config). Never a
+    key found through the release itself: its manifest's ``base_dir`` is the release's claim, not a trust root.
+    Raises ``HmacKeyError`` (saying where it looked) when there is none; never creates one."""
+    from curation.config import load_config
+    from curation.vault import HmacKeyError, load_key
+
+    if key_file:
+        if not Path(key_file).is_file():
+            raise HmacKeyError(f"key file {key_file} does not exist")
+        return load_key(env_var="", key_file=key_file)  # an explicit file wins over the environment
+    config = load_config(config_path, base_dir=None if config_path else str(Path.cwd()))
+    settings = config.surrogates
+    path = config.path(settings.key_file) if settings.key_file else config.path(".curation/dev-hmac.key")
+    if not os.environ.get(settings.key_env) and not path.is_file():
+        raise HmacKeyError(
+            f"no delivery key to verify the manifest signature with: set {settings.key_env}, or pass --key-file, "
+            f"or --config of the project that made the release (looked for {path})"
+        )
+    return load_key(env_var=settings.key_env, key_file=path, create_dev_key=False)
+
+
 def cmd_audit(args: argparse.Namespace) -> int:
     """Re-verify a release: its signature and checksums, recorded gates and, with its warehouse, a fresh
     leak scan."""
-    from curation.audit import auditor_key
     from curation.release import verify_release
     from curation.vault import HmacKeyError
 
@@ -290,8 +316,7 @@ def cmd_canary(args: argparse.Namespace) -> int:
     (the `canary_probe` and `leakage_report` assets), then write the card and release; ends with a JSON line."""
     from curation import canary
     from curation.config import bundled, load_config
-    from curation.pipeline import stage_summary
-    from curation.warehouse import Warehouse
+    from curation.warehouse import Warehouse, stage_summary
 
     root = project_root()
     base = str(Path(args.out).resolve()) if args.out else str(Path.cwd())

@@ -28,10 +28,11 @@ from curation.calibration import (
 from curation.config import MaskingConfig, bundled
 from curation.labeled import LabeledRecord, load_labeled
 from curation.masking import combine, surprise_spans
-from curation.pipeline import propagate_mentions, score_missing, sha256_text
 from curation.scoring import ReferenceScorer, ScoringConfig
 from curation.signals import choose_combination, credsweeper_spans, select_sources
 from curation.spans import Span, char_mask
+from curation.stages.masking import propagate_mentions
+from curation.stages.scoring import score_missing
 from curation.tagger import (
     HiddenStateCache,
     TaggedText,
@@ -44,7 +45,7 @@ from curation.tagger import (
     train_tagger,
     training_digest,
 )
-from curation.warehouse import Warehouse, load_token_scores
+from curation.warehouse import Warehouse, load_token_scores, sha256_text
 
 
 def default_cache() -> Path:

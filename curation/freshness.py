@@ -124,8 +124,8 @@ def run_fingerprint(
 def batch_fingerprint(config: CurationConfig, code_roots: Iterable[Path]) -> str | None:
     """The fingerprint of a run of `config`'s batch, from the library alone (no Dagster import, no model
     weights); None when no HMAC key can be had (the run then fails on it with the full explanation)."""
-    from curation.pipeline import detector_suite
     from curation.scoring import ReferenceScorer
+    from curation.stages.detection import detector_suite
     from curation.vault import HmacKeyError, configured_key
 
     try:

@@ -6,10 +6,8 @@ the digest of the release text, so a release can ship only text that passed ever
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
-import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -20,7 +18,9 @@ import polars as pl
 
 from curation.audit import audit_sample, find_known_values, sampled_residual_audit
 from curation.config import CurationConfig
-from curation.spans import Span, blanked
+from curation.release_text import TAG, content_digest, original_text_only, original_values
+from curation.spans import Span
+from curation.stages.detection import detector_key
 from curation.warehouse import Warehouse
 
 RESIDUAL_LEAK_SCAN = "residual_leak_scan"
@@ -69,56 +69,6 @@ def explained(result: GateResult, measured: str, limit: str, reason: str) -> Gat
     detail = {"measured": measured, "limit": limit, **result.detail}
     detail["reason"] = result.detail.get("reason") or reason
     return GateResult(result.name, result.passed, detail)
-
-
-def release_texts(warehouse: Warehouse, batch_id: str) -> list[tuple[str, str]]:
-    """(doc_id, text) of every view that goes into a release: surrogate and redacted."""
-    frame = warehouse.query(
-        "SELECT 'surrogate:' || doc_id AS id, text FROM surrogate_view WHERE batch_id = ? "
-        "UNION ALL SELECT 'redacted:' || doc_id, text FROM redacted_view WHERE batch_id = ? ORDER BY 1",
-        [batch_id, batch_id],
-    )
-    return list(frame.iter_rows())
-
-
-TAG = re.compile(r"\[[A-Z][A-Z_]*(?:_\d+)?\]")
-
-
-def original_text_only(warehouse: Warehouse, batch_id: str) -> list[tuple[str, str]]:
-    """Release texts with the parts we wrote (surrogates, typed tags) blanked out, offsets kept.
-
-    A fake name that happens to equal a real name elsewhere in the batch is not a leak; an original
-    value left in untouched text is.
-    """
-    frame = warehouse.query(
-        "SELECT 'surrogate:' || doc_id AS id, text, replaced_ranges FROM surrogate_view WHERE batch_id = ? "
-        "UNION ALL SELECT 'redacted:' || doc_id, text, '[]' FROM redacted_view WHERE batch_id = ? ORDER BY 1",
-        [batch_id, batch_id],
-    )
-    return [
-        (doc_id, blanked(text, [*json.loads(ranges or "[]"), *(m.span() for m in TAG.finditer(text))]))
-        for doc_id, text, ranges in frame.iter_rows()
-    ]
-
-
-def content_digest(warehouse: Warehouse, batch_id: str) -> str:
-    """Digest of the release text: gate results are valid only for exactly this content."""
-    h = hashlib.sha256()
-    for doc_id, text in release_texts(warehouse, batch_id):
-        h.update(doc_id.encode() + b"\0" + text.encode() + b"\0")
-    return h.hexdigest()
-
-
-def original_values(warehouse: Warehouse, batch_id: str) -> list[tuple[str, str]]:
-    """(label, value) of every masked span and every gold target value of the batch."""
-    frame = warehouse.query(
-        'SELECT m.label, substr(d.text, m."start" + 1, m."end" - m."start") AS value FROM mask_spans m '
-        "JOIN documents d USING (doc_id) WHERE m.batch_id = ? AND d.batch_id = ? "
-        'UNION SELECT g.label, substr(d.text, g."start" + 1, g."end" - g."start") FROM gold_spans g '
-        "JOIN documents d USING (doc_id, batch_id) WHERE g.dataset = 'corpus' AND d.batch_id = ?",
-        [batch_id, batch_id, batch_id],
-    )
-    return list(frame.iter_rows())
 
 
 def residual_leak_scan(warehouse: Warehouse, batch_id: str, key: bytes | None, audit_id: str) -> GateResult:
@@ -171,8 +121,6 @@ def residual_detector_audit(
 
     Detections inside our own ``[LABEL]`` tags do not count.
     """
-    from curation.pipeline import detector_key
-
     g = config.gates
     key = detector_key(config, suite)
     audit_config = {

@@ -28,7 +28,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from curation.audit import find_known_values, normalize_for_match
+from curation.audit import find_known_values
+from curation.matching import normalize_for_match
 from curation.spans import Span, merge
 from curation.warehouse import Warehouse
 
@@ -572,7 +573,7 @@ def card_evidence(warehouse: Warehouse, config) -> tuple[dict, dict[str, object]
     """(CardInfo.privacy_evidence, extra release files) from the evaluation results stored for this batch's
     current release text; results recorded for other content are left out."""
     from curation import canary, gates
-    from curation.pipeline import stage_summary
+    from curation.warehouse import stage_summary
 
     batch = config.batch_id
     digest = gates.content_digest(warehouse, batch)

@@ -11,8 +11,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from curation.audit import ValueFinder
 from curation.calibration import AppliedCalibration, ScoredDoc, doc_char_scores
+from curation.matching import ValueFinder
 from curation.spans import SURPRISE, Span, blanked, merge, spans_from_mask, subtract
 
 PROPAGATION_SCOPES = ("document", "scope", "batch")
@@ -65,7 +65,7 @@ def propagate_duplicates(
 ) -> dict[str, list[Span]]:
     """Mask every other occurrence of a selected span's text within the propagation scope.
 
-    Occurrences are found by the residual leak scan's own matcher (`audit.ValueFinder`): case- and
+    Occurrences are found by the residual leak scan's own matcher (`matching.ValueFinder`): case- and
     accent-insensitive runs of letters and digits on word edges, punctuation, spaces and underscores
     between runs ignored ('HttpClient' in 'http_client', 'TOKEN' in 'GITHUB_TOKEN'); whatever the gate
     would report as a surviving value is masked here.

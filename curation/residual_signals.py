@@ -32,7 +32,8 @@ import numpy as np
 from curation import spans as S
 from curation.config import CurationConfig
 from curation.identities import name_parts, variant_words
-from curation.warehouse import Warehouse
+from curation.release_text import original_text_only
+from curation.warehouse import CORPUS, VALIDATION, Warehouse
 
 CLEAN_FLAG_RATE = 0.10
 
@@ -62,8 +63,6 @@ def _identity_groups(config: CurationConfig, warehouse: Warehouse) -> tuple[dict
 
 def name_variant_scan(config: CurationConfig, warehouse: Warehouse) -> dict:
     """Leftover name words of the batch's people in its released text (both views), per scope."""
-    from curation.gates import original_text_only
-
     group_of, words, people = _identity_groups(config, warehouse)
     patterns = {
         group: re.compile(
@@ -106,7 +105,8 @@ def recall_threshold(config: CurationConfig, warehouse: Warehouse, model_key: st
     """(calibrated params, lowest threshold flagging at most `clean_rate` of the calibration split's
     non-target characters, that share, the recall on its target characters at that threshold)."""
     from curation.calibration import pooled
-    from curation.pipeline import VALIDATION, current_calibration, load_scored_docs
+    from curation.stages.calibration import current_calibration
+    from curation.stages.documents import load_scored_docs
 
     _, applied, _ = current_calibration(config, warehouse, model_key)
     docs = load_scored_docs(warehouse, model_key, VALIDATION, split="calibration")
@@ -125,7 +125,8 @@ def surprise_residual_signal(config: CurationConfig, warehouse: Warehouse, model
     """Share of the released characters that surprise flags at the recall-oriented threshold, next to
     the share expected on clean text (advisory)."""
     from curation.calibration import doc_char_scores
-    from curation.pipeline import CORPUS, load_scored_docs, mask_spans_by_doc
+    from curation.stages.documents import load_scored_docs
+    from curation.stages.masking import mask_spans_by_doc
 
     try:
         params, threshold, expected, recall = recall_threshold(config, warehouse, model_key)

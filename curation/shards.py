@@ -1,7 +1,7 @@
 """A batch's scoring split across workers: plan shards, score each shard to Parquet, merge with one writer.
 
 The planner (one step, reads DuckDB) cuts the texts still to score into the same model-call chunks the
-single-worker path uses (`pipeline.scoring_chunks`: scores depend on which texts share a padded batch) and
+single-worker path uses (`stages.scoring.scoring_chunks`: scores depend on which texts share a padded batch) and
 deals whole chunks to shards, writing each shard's texts as a Parquet file in a private work folder. A
 shard step (any process, any machine that sees the folder) scores its chunks and writes their token scores
 as Parquet; hidden states go to the per-text hidden-state cache as in the single-worker path. One merge step
@@ -70,7 +70,7 @@ def plan_shards(
 ) -> tuple[list[ShardPlan], dict]:
     """Deal the batch's pending scoring chunks to at most ``workers`` shards (at least one, maybe empty, so
     the merge always runs), largest chunk first onto the lightest shard; returns the plans and counts."""
-    from curation.pipeline import pending_texts, scoring_chunks, texts_to_score
+    from curation.stages.scoring import pending_texts, scoring_chunks, texts_to_score
 
     wanted = texts_to_score(config, warehouse)
     todo = pending_texts(warehouse, model_key, list(zip(wanted["sha256"], wanted["text"], strict=True)), hidden_cache)
@@ -113,7 +113,8 @@ def score_shard(plan: ShardPlan, scorer: ReferenceScorer, hidden_cache=None, pro
     returns its counters."""
     import pyarrow.parquet as pq
 
-    from curation.pipeline import ScoringProgress, score_chunk, token_scores_frame
+    from curation.stages.scoring import ScoringProgress, score_chunk
+    from curation.warehouse import token_scores_frame
 
     started = time.perf_counter()
     texts = pl.read_parquet(plan.texts_path)

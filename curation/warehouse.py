@@ -8,10 +8,13 @@ DuckDB allows one writing process, so every stage opens, writes and closes promp
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import logging
 import threading
 import time
 from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
@@ -25,6 +28,11 @@ log = logging.getLogger(__name__)
 
 # The shared calibration assets record their stage summaries and gates under this pseudo batch id.
 CALIBRATION_BATCH = "__calibration__"
+# The `dataset` of a document: the delivery batch, the labeled validation set, the tagger's other labeled sets
+# (bundled public sets, user sets by domain).
+CORPUS = "corpus"
+VALIDATION = "validation"
+LABELED = "labeled"
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS documents (
@@ -253,6 +261,28 @@ def load_token_scores(warehouse: Warehouse, model_key: str, shas: Sequence[str])
             group["nll"].to_numpy().astype(np.float32),
         )
     return out
+
+
+def sha256_text(text: str) -> str:
+    """The sha256 a text is keyed by in ``documents``, ``validation_docs`` and ``token_scores``."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def record_summary(warehouse: Warehouse, batch_id: str, stage: str, summary: dict) -> None:
+    frame = pl.DataFrame(
+        {
+            "batch_id": [batch_id],
+            "stage": [stage],
+            "summary": [json.dumps(summary, default=str)],
+            "created_at": [datetime.now(UTC).replace(tzinfo=None)],
+        }
+    )
+    warehouse.replace("stage_summaries", frame, "batch_id = ? AND stage = ?", [batch_id, stage])
+
+
+def stage_summary(warehouse: Warehouse, batch_id: str, stage: str) -> dict:
+    frame = warehouse.query("SELECT summary FROM stage_summaries WHERE batch_id = ? AND stage = ?", [batch_id, stage])
+    return json.loads(frame["summary"][0]) if frame.height else {}
 
 
 GATE_SCHEMA = """

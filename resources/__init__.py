@@ -69,7 +69,7 @@ class Detectors(dg.ConfigurableResource):
     settings: CurationSettings
 
     def suite(self):
-        from curation.pipeline import detector_suite
+        from curation.stages.detection import detector_suite
 
         return detector_suite(self.settings.load().detectors)
 

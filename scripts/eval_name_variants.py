@@ -25,8 +25,8 @@ import numpy as np
 
 from curation.config import CurationConfig
 from curation.identities import mask_name_variants
-from curation.pipeline import detector_suite
 from curation.spans import PERSON, Span, char_mask
+from curation.stages.detection import detector_suite
 
 
 def _rates(records: list[dict], predicted: dict[str, list[Span]]) -> dict:

@@ -17,9 +17,9 @@ import numpy as np
 
 from curation.calibration import char_metrics
 from curation.labeled import load_labeled, split_records
-from curation.pipeline import score_missing, sha256_text
 from curation.scoring import ReferenceScorer
 from curation.spans import char_mask, merge
+from curation.stages.scoring import score_missing
 from curation.tagger import (
     HiddenStateCache,
     TaggedText,
@@ -30,7 +30,7 @@ from curation.tagger import (
     out_of_fold_probs,
     train_tagger,
 )
-from curation.warehouse import Warehouse, load_token_scores
+from curation.warehouse import Warehouse, load_token_scores, sha256_text
 
 
 def repo_scoped(records):

@@ -17,11 +17,11 @@ from curation.audit import (
     clopper_pearson_upper,
     find_known_values,
     find_vault_values,
-    normalize_for_match,
     sampled_residual_audit,
     value_digest,
     wilson_upper,
 )
+from curation.matching import normalize_for_match
 from curation.vault import Vault, VaultRecord, hmac_value
 
 KEY = bytes(range(32))

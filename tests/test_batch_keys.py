@@ -14,18 +14,13 @@ import polars as pl
 from curation import gates
 from curation.config import CurationConfig
 from curation.convention import load_convention
-from curation.pipeline import (
-    CORPUS,
-    detect_stage,
-    detector_suite,
-    ingest_stage,
-    internal_release_tables,
-    release_tables,
-    surrogate_stage,
-)
+from curation.stages.detection import detect_stage, detector_suite
+from curation.stages.ingestion import ingest_stage
+from curation.stages.release import internal_release_tables, release_tables
+from curation.stages.surrogates import surrogate_stage
 from curation.surrogates import SurrogateEngine
 from curation.vault import Vault, public_id
-from curation.warehouse import CALIBRATION_BATCH, Warehouse
+from curation.warehouse import CALIBRATION_BATCH, CORPUS, Warehouse
 
 KEY = bytes(range(32))
 

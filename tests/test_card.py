@@ -11,9 +11,10 @@ import pytest
 import yaml
 
 from curation import spans as S
-from curation.audit import ResidualAudit, normalize_for_match
+from curation.audit import ResidualAudit
 from curation.card import SURROGATE_KEY_NOTE, CardInfo, assert_card_clean, render_card, size_category
 from curation.convention import load_convention
+from curation.matching import normalize_for_match
 from curation.release import verify_release, write_release
 from curation.vault import key_fingerprint
 

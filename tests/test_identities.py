@@ -11,7 +11,7 @@ from curation.config import CurationConfig
 from curation.convention import load_convention
 from curation.identities import mask_name_variants, name_parts, variant_words
 from curation.masking import redact
-from curation.pipeline import detector_suite
+from curation.stages.detection import detector_suite
 from curation.surrogates import Scope, SurrogateEngine
 
 CONVERSATION = {

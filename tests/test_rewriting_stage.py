@@ -13,8 +13,8 @@ import polars as pl
 
 from curation.config import CurationConfig
 from curation.convention import load_convention
-from curation.pipeline import surrogate_stage
 from curation.rewriting import RewriteConfig, Rewriter
+from curation.stages.surrogates import surrogate_stage
 from curation.surrogates import SurrogateEngine
 from curation.vault import Vault
 from curation.warehouse import Warehouse

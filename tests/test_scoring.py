@@ -112,14 +112,14 @@ def test_progress_reports_tokens_within_one_long_text(small_batches):
 
 def test_scoring_stage_logs_token_progress(small_batches, tmp_path, monkeypatch):
     """The stage's log lines (what the Dagster run log shows) count tokens across the batch's texts."""
-    import curation.pipeline as pipeline
+    import curation.stages.scoring as scoring_stage
     from curation.warehouse import Warehouse
 
-    monkeypatch.setattr(pipeline, "PROGRESS_EVERY_S", 0.0)  # every batch, not every 10 s
+    monkeypatch.setattr(scoring_stage, "PROGRESS_EVERY_S", 0.0)  # every batch, not every 10 s
     lines: list[str] = []
     texts = [("a" * 64, TEXT * 3), ("b" * 64, TEXT)]
     before = small_batches.stats.tokens_scored
-    assert pipeline.score_missing(Warehouse(tmp_path / "w.duckdb"), small_batches, texts, lines.append) == 2
+    assert scoring_stage.score_missing(Warehouse(tmp_path / "w.duckdb"), small_batches, texts, lines.append) == 2
     token_lines = [line for line in lines if line.startswith("scoring: ")]
     assert len(token_lines) >= 4
     total = small_batches.stats.tokens_scored - before

@@ -1,0 +1,77 @@
+"""The learned tagger: trained on the labeled sets' calibration splits (``pii_tagger``), then run on the
+batch (``tagger_spans``)."""
+
+from __future__ import annotations
+
+from curation.config import CurationConfig
+from curation.stages.scoring import hidden_cache_for
+from curation.warehouse import CALIBRATION_BATCH, LABELED, VALIDATION, Warehouse, record_summary, stage_summary
+
+
+def tagger_config(config: CurationConfig):
+    from curation.tagger import TaggerConfig
+
+    return TaggerConfig(encoder=config.tagger.encoder, hidden=config.tagger.hidden, epochs=config.tagger.epochs)
+
+
+def tagger_stage(config: CurationConfig, warehouse: Warehouse, model_key: str, progress=None) -> dict:
+    """Train (or reuse) the tagger on the labeled sets' calibration splits and store its facts for the
+    labeled documents; the report (per-domain metrics, thresholds) is the stage summary."""
+    if not config.tagger.enabled:
+        summary = {"enabled": False}
+        record_summary(warehouse, CALIBRATION_BATCH, "pii_tagger", summary)
+        return summary
+    from curation.scoring import cache_root
+    from curation.signals import train_stage
+
+    tagger, report = train_stage(
+        warehouse,
+        model_key,
+        hidden_cache_for(config, model_key),
+        (VALIDATION, LABELED),
+        tagger_config(config),
+        cache_root(),
+        progress=progress,
+    )
+    summary = {
+        "enabled": True,
+        "tagger_key": tagger.key,
+        "digest": tagger.digest,
+        "hidden": tagger.config.hidden,
+        "encoder": tagger.config.encoder,
+        "domain": config.tagger.domain,
+        **report,
+    }
+    record_summary(warehouse, CALIBRATION_BATCH, "pii_tagger", summary)
+    return summary
+
+
+def current_tagger(warehouse: Warehouse):
+    """The tagger the last pii_tagger materialization trained (None when the tagger is off)."""
+    from curation.scoring import cache_root
+    from curation.signals import tagger_path
+    from curation.tagger import Tagger
+
+    summary = stage_summary(warehouse, CALIBRATION_BATCH, "pii_tagger")
+    if not summary.get("enabled"):
+        return None
+    path = tagger_path(cache_root(), summary["digest"])
+    if not path.exists():
+        raise RuntimeError(
+            f"tagger {summary['tagger_key']} is not in the local cache ({path}); rematerialize pii_tagger"
+        )
+    return Tagger.load(path)
+
+
+def tagger_spans_stage(config: CurationConfig, warehouse: Warehouse, model_key: str) -> dict:
+    """The tagger's token probabilities and spans, and CredSweeper's spans, for the batch (facts)."""
+    tagger = current_tagger(warehouse) if config.tagger.enabled else None
+    if tagger is None:
+        return {"enabled": False}
+    from curation.signals import tag_corpus_stage
+
+    summary = tag_corpus_stage(
+        warehouse, config.batch_id, model_key, hidden_cache_for(config, model_key), tagger, config.tagger.domain
+    )
+    record_summary(warehouse, config.batch_id, "tagger_spans", summary)
+    return summary
