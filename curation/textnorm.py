@@ -37,6 +37,11 @@ _CONFUSABLES = str.maketrans(
 _VARIATION_SELECTORS = frozenset(range(0xFE00, 0xFE10)) | frozenset(range(0xE0100, 0xE01F0)) | {0x034F}
 
 
+def fold_confusables(text: str) -> str:
+    """Cyrillic and Greek letters drawn like Latin ones, as Latin (no other change)."""
+    return text.translate(_CONFUSABLES)
+
+
 def invisible(char: str) -> bool:
     """A character with no glyph of its own that can sit inside a word: format characters (Cf) and
     variation selectors / the combining grapheme joiner."""
