@@ -328,6 +328,22 @@ def score_drift(warehouse: Warehouse, config: CurationConfig, model_key: str) ->
     )
 
 
+def batch_surrogate_consistency(warehouse: Warehouse, open_vault, key: bytes, batch_id: str) -> tuple[GateResult, str]:
+    """:func:`surrogate_consistency` of one batch, and the content digest it judged, in the documented lock
+    order: the warehouse reads in one short session, then the vault alone. Holding the warehouse while
+    waiting for the vault deadlocked with a parallel batch's surrogate stage, which held the vault while
+    waiting for the warehouse (both waited out the 300 s lock timeout)."""
+    with warehouse.session():
+        digest = content_digest(warehouse, batch_id)
+        replacements = warehouse.query(
+            "SELECT coalesce(sum(n_replacements), 0) FROM surrogate_view WHERE batch_id = ?", [batch_id]
+        ).item()
+        originals = original_values(warehouse, batch_id)
+    with open_vault() as vault:
+        result = surrogate_consistency(vault, key, originals, batch_id=batch_id, replacements=int(replacements))
+    return result, digest
+
+
 def surrogate_consistency(
     vault, key: bytes, batch_originals: list[tuple[str, str]], batch_id: str | None = None, replacements: int = 0
 ) -> GateResult:
