@@ -26,7 +26,12 @@ CARD_FILE = ".curation/cards/{batch}/README.md"
 # checks stop the run), and never automatically after such a run (this condition). Checks are partitioned
 # like the assets they guard, so each batch's results are its own; the release asset still re-verifies the
 # recorded gates of its own batch and exact content before writing anything.
-RELEASE_AUTOMATION = dg.AutomationCondition.eager() & dg.AutomationCondition.all_deps_blocking_checks_passed()
+# The shared calibration is an input but not a trigger: every batch run may re-materialize it, and a
+# re-release of an earlier batch whose masks and views did not change has nothing to do (it would find its
+# text already delivered). A new calibration reaches a batch through its masks, when that batch is re-run.
+RELEASE_AUTOMATION = dg.AutomationCondition.eager().ignore(
+    dg.AssetSelection.assets("threshold_calibration")
+) & dg.AutomationCondition.all_deps_blocking_checks_passed()
 
 
 def _gate_status(warehouse, batch_id: str, digest: str, calibration_id: str) -> dict[str, dict]:

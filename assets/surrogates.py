@@ -19,7 +19,7 @@ def surrogate_view(
     """Text with masked spans rewritten per the redaction convention: keyed HMAC choice of fictional values,
     consistent within a conversation, format-preserving. The surrogate map goes to the vault (0600) only."""
     engine = key_vault.engine()
-    with key_vault.open_vault() as vault:
-        summary = surrogate_stage(batch_config(context, settings), settings.warehouse(), engine, vault)
+    # the stage opens the vault itself, only while it writes it: never while it holds the warehouse
+    summary = surrogate_stage(batch_config(context, settings), settings.warehouse(), engine, key_vault.open_vault)
     summary["dev_key"] = key_vault.key().is_dev
     return dg.MaterializeResult(metadata=as_metadata(summary))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dagster as dg
 
 from assets._common import PARTITION_TAG, as_metadata, markdown_table
-from curation.gates import GateResult, record_gate
+from curation.gates import GateResult, record_gate, run_blocking_failures
 from curation.warehouse import Warehouse
 
 UPSTREAM = "upstream"
@@ -29,19 +29,24 @@ def to_check_result(
     metadata.update(as_metadata(rest))
     if digest != UPSTREAM:
         metadata["content_digest"] = digest[:16]
-    verdict = "passed" if result.passed else "FAILED"
-    line = f"gate {result.name} {verdict}: {explanation['reason'] or 'no reason given'} (measured: "
-    line += f"{explanation['measured'] or 'n/a'}; limit: {explanation['limit'] or 'n/a'})"
-    (context.log.info if result.passed else context.log.error)(line)
+    warns = severity == dg.AssetCheckSeverity.WARN
+    verdict = "passed" if result.passed else "WARN" if warns else "FAILED"
+    line = f"{'check' if warns else 'gate'} {result.name} {verdict}: {explanation['reason'] or 'no reason given'} "
+    line += f"(measured: {explanation['measured'] or 'n/a'}; limit: {explanation['limit'] or 'n/a'})"
+    log = context.log.info if result.passed else context.log.warning if warns else context.log.error
+    log(line)
     if not result.passed and severity == dg.AssetCheckSeverity.ERROR:
-        mark_release_blocked(context, {result.name: explanation["reason"] or "failed"})
+        blocked_by = run_blocking_failures(warehouse, batch_id, context.run.run_id)
+        blocked_by.setdefault(result.name, explanation["reason"] or "failed")
+        mark_release_blocked(context, blocked_by)
     return dg.AssetCheckResult(
         passed=result.passed, severity=severity, metadata=metadata, description=explanation["reason"] or None
     )
 
 
 def mark_release_blocked(context, blocked_by: dict[str, str]) -> None:
-    """An observation on the run's `release` partition: blocked, by which gates, and why."""
+    """An observation on the run's `release` partition: blocked, by which gates (all that failed in this run
+    so far, so the latest observation, which the partition's panel shows, names every one), and why."""
     partition = context.run.tags.get(PARTITION_TAG)
     if not partition:
         return

@@ -76,25 +76,16 @@ def residual_detector_audit(
 @dg.asset_check(
     asset="surrogate_view", name=gates.SURROGATE_CONSISTENCY, partitions_def=DELIVERY_BATCHES, blocking=True
 )
-@one_connection
 def surrogate_consistency(
     context: dg.AssetCheckExecutionContext, settings: CurationSettings, key_vault: KeyVault
 ) -> dg.AssetCheckResult:
     """One surrogate per (scope, type, value) and no original value of this batch reused as a surrogate,
-    judged on the surrogates this batch's text uses (not on other batches' history)."""
+    judged on the surrogates this batch's text uses (not on other batches' history). No `one_connection`:
+    it reads the warehouse, then the vault, never holding both (the lock order in docs/operations.md)."""
     config, warehouse = batch_config(context, settings), settings.warehouse()
-    digest = gates.content_digest(warehouse, config.batch_id)
-    replacements = warehouse.query(
-        "SELECT coalesce(sum(n_replacements), 0) FROM surrogate_view WHERE batch_id = ?", [config.batch_id]
-    ).item()
-    with key_vault.open_vault() as vault:
-        result = gates.surrogate_consistency(
-            vault,
-            key_vault.key().key,
-            gates.original_values(warehouse, config.batch_id),
-            batch_id=config.batch_id,
-            replacements=int(replacements),
-        )
+    result, digest = gates.batch_surrogate_consistency(
+        warehouse, key_vault.open_vault, key_vault.key().key, config.batch_id
+    )
     return to_check_result(context, warehouse, config.batch_id, result, digest)
 
 

@@ -130,23 +130,27 @@ def calibration_is_current(config: CurationConfig, warehouse: Warehouse, model_k
     """True when the stored calibration was made from exactly the current validation file, its scores under
     `model_key` and its detector spans under `detector_key`: re-materializing the calibration group would
     change nothing, so a batch run leaves it alone."""
-    from curation.labeled import load_labeled, split_records
     from curation.stages.calibration import current_calibration
-    from curation.warehouse import VALIDATION, sha256_text
+    from curation.stages.ingestion import validation_rows
+    from curation.stages.tagger import current_tagger, tagger_config
+    from curation.warehouse import LABELED, VALIDATION
 
     if not warehouse.path.exists() or not config.validation_path.exists():
         return False
-    records = load_labeled(config.validation_path)
-    calib, heldout = split_records(records, 1 - config.calibration.heldout_fraction, config.calibration.seed)
-    expected = {
-        (r.id, sha256_text(r.text), split)
-        for split, part in (("calibration", calib), ("heldout", heldout))
-        for r in part
-    }
-    stored = set(warehouse.query("SELECT doc_id, sha256, split FROM validation_docs").iter_rows())
+    rows, gold, _ = validation_rows(config)
+    # Every labeled set the calibration group loads (the validation file and the tagger's sets), as the
+    # validation stage would write them now; the stored rows must be exactly these.
+    expected = {(dataset, doc_id, sha, split) for dataset, doc_id, _, _, _, sha, _, split, _ in rows}
+    stored = set(warehouse.query("SELECT dataset, doc_id, sha256, split FROM validation_docs").iter_rows())
     if not expected or stored != expected:
         return False
-    shas = {sha for _, sha, _ in expected}
+    stored_gold = warehouse.query(
+        'SELECT dataset, batch_id, doc_id, "start", "end", label FROM gold_spans WHERE dataset IN (?, ?)',
+        [VALIDATION, LABELED],
+    ).iter_rows()
+    if sorted(stored_gold) != sorted(gold):  # a label edited in place changes the calibration too
+        return False
+    shas = {sha for _, _, sha, _ in expected}
     scored = warehouse.query(
         "SELECT count(DISTINCT doc_sha256) FROM token_scores WHERE model_key = ? AND doc_sha256 IN "
         "(SELECT sha256 FROM validation_docs)",
@@ -157,10 +161,13 @@ def calibration_is_current(config: CurationConfig, warehouse: Warehouse, model_k
         "detector_key = ?) r JOIN validation_docs v USING (doc_id, sha256)",
         [VALIDATION, detector_key],
     ).item()
-    if scored < len(shas) or detected < len(expected):
+    if scored < len(shas) or detected < sum(1 for dataset, *_ in expected if dataset == VALIDATION):
         return False
     try:
         current_calibration(config, warehouse, model_key)
+        tagger = current_tagger(warehouse)
     except RuntimeError:
         return False
-    return True
+    if config.tagger.enabled != (tagger is not None):
+        return False
+    return tagger is None or tagger.config == tagger_config(config)  # its data is the labeled sets above

@@ -52,6 +52,10 @@ def cmd_run(args: argparse.Namespace) -> int:
             overrides["input"] = str(entry.resolve())
             config = load_config(config_path, **overrides)
     print(f"curation run: batch {config.batch_id}, input {config.input_path}", flush=True)
+    from curation.release import remove_stale_temp_folders
+
+    for name in remove_stale_temp_folders(config.releases_path):
+        print(f"curation run: removed {config.releases_path / name}, left by a release writer that is gone", flush=True)
     started = time.perf_counter()
     up_to_date, fingerprint = check_freshness(config, root, force=getattr(args, "force", False))
     if up_to_date:
@@ -112,7 +116,9 @@ def report_run(result, config, elapsed: float) -> int:
         elif event.event_type_value == "ASSET_CHECK_EVALUATION":
             ev = event.event_specific_data
             why = f": {ev.description}" if not ev.passed and getattr(ev, "description", None) else ""
-            print(f"  check {ev.asset_check_key.name:<26} {'PASSED' if ev.passed else 'FAILED'}{why}")
+            warns = getattr(getattr(ev, "severity", None), "value", None) == "WARN"
+            verdict = "PASSED" if ev.passed else "WARN" if warns else "FAILED"
+            print(f"  check {ev.asset_check_key.name:<26} {verdict}{why}")
         elif event.event_type_value in ("STEP_FAILURE", "STEP_SKIPPED"):
             print(f"  {event.event_type_value.lower().replace('_', ' ')}: {event.step_key}")
     counts = Warehouse(config.warehouse_path).row_counts()
@@ -386,7 +392,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="curation", description=__doc__.splitlines()[0])
     parser.add_argument("--debug", action="store_true", help="show the traceback of an error (any position)")
     sub = parser.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("run", help="run the whole pipeline in-process (embedded sample by default)")
+    run = sub.add_parser(
+        "run", help="run one delivery batch through the Dagster job; it releases only if its gates pass"
+    )
     run.add_argument("--input", help="JSONL / Parquet / CSV file or a folder of text/code files")
     run.add_argument("--out", help="folder for the warehouse, vault and releases (default: here)")
     run.add_argument("--config", help="YAML config file")

@@ -307,6 +307,13 @@ def score_drift(warehouse: Warehouse, config: CurationConfig, model_key: str) ->
     if this.sum() == 0 or reference.sum() == 0:
         detail["reason"] = "no token scores for this batch or for the calibration data: drift cannot be judged"
         return explained(GateResult(SCORE_DRIFT, False, detail), "no token scores", f"PSI <= {limit}", "")
+    tokens, minimum = int(this.sum()), config.gates.drift_min_tokens
+    if tokens < minimum:
+        detail["reason"] = (
+            f"drift not judged: {tokens} tokens is too few for a meaningful PSI (needs >= {minimum}; a batch drawn "
+            f"from the calibration data itself would score about {32 / tokens:.2f} by chance)"
+        )
+        return explained(GateResult(SCORE_DRIFT, False, detail), f"{tokens} tokens", f">= {minimum} tokens", "")
     detail["psi_vs_calibration"] = round(population_stability_index(reference, this), 4)
     detail["psi_vs_other_batches"] = round(population_stability_index(others, this), 4) if others.sum() else None
     # The thresholds were fitted to the calibration data, so that comparison decides; the comparison with
@@ -319,6 +326,22 @@ def score_drift(warehouse: Warehouse, config: CurationConfig, model_key: str) ->
         f"PSI <= {limit}",
         "token surprise distribution close to the calibration data",
     )
+
+
+def batch_surrogate_consistency(warehouse: Warehouse, open_vault, key: bytes, batch_id: str) -> tuple[GateResult, str]:
+    """:func:`surrogate_consistency` of one batch, and the content digest it judged, in the documented lock
+    order: the warehouse reads in one short session, then the vault alone. Holding the warehouse while
+    waiting for the vault deadlocked with a parallel batch's surrogate stage, which held the vault while
+    waiting for the warehouse (both waited out the 300 s lock timeout)."""
+    with warehouse.session():
+        digest = content_digest(warehouse, batch_id)
+        replacements = warehouse.query(
+            "SELECT coalesce(sum(n_replacements), 0) FROM surrogate_view WHERE batch_id = ?", [batch_id]
+        ).item()
+        originals = original_values(warehouse, batch_id)
+    with open_vault() as vault:
+        result = surrogate_consistency(vault, key, originals, batch_id=batch_id, replacements=int(replacements))
+    return result, digest
 
 
 def surrogate_consistency(
@@ -387,6 +410,22 @@ def record_gate(warehouse: Warehouse, batch_id: str, digest: str, result: GateRe
             }
         ),
     )
+
+
+def run_blocking_failures(warehouse: Warehouse, batch_id: str, run_id: str) -> dict[str, str]:
+    """Every blocking gate that failed for ``batch_id`` in run ``run_id`` so far, with its reason (the latest
+    result of each gate in that run). Shown together on the release partition: one gate per observation
+    would leave the UI showing only the last one."""
+    frame = warehouse.query(
+        "SELECT check_name, passed, detail FROM gate_results WHERE batch_id = ? AND run_id = ? "
+        "QUALIFY row_number() OVER (PARTITION BY check_name ORDER BY created_at DESC) = 1 ORDER BY check_name",
+        [batch_id, run_id],
+    )
+    return {
+        name: str(json.loads(detail).get("reason") or "failed")
+        for name, passed, detail in frame.iter_rows()
+        if not passed and name not in ADVISORY_GATES
+    }
 
 
 def gate_status(warehouse: Warehouse, batch_id: str, digest: str) -> dict[str, dict]:

@@ -21,6 +21,7 @@ from functools import cache
 
 from curation import spans as S
 from curation.spans import Span, merge
+from curation.textnorm import fold, for_matching
 
 # Labels a detector gives to person names by mistake (spaCy/Presidio NER confuses these three).
 NAME_LABELS = frozenset({S.PERSON, S.ORGANIZATION, S.LOCATION})
@@ -105,10 +106,12 @@ class IdentityReport:
 
 def name_parts(value: str) -> list[str] | None:
     """The first name / middle / surname tokens of a name-shaped value (title, possessive and suffix
-    dropped), or None when the value is not shaped like a person's name (1-4 capitalized words)."""
+    dropped), or None when the value is not shaped like a person's name (1-4 capitalized words).
+    The value is read as the matchers read text (``textnorm.fold``): a zero-width space inside a name
+    does not make it unparseable."""
     from curation.surrogates.names import parse_name
 
-    mention = parse_name(value)
+    mention = parse_name(fold(value))
     if mention is None:
         return None
     tokens = [t for t in (mention.first, *mention.middle) if t] + (mention.last.split() if mention.last else [])
@@ -147,15 +150,17 @@ def _is_person(label: str, parts: list[str], scope_text: str, person_words: set[
 
 
 def _occurrences(text: str, words: set[str]) -> Iterable[tuple[int, int]]:
-    """Whole-word, capitalized occurrences of ``words`` (an optional title before one is included)."""
+    """Whole-word, capitalized occurrences of ``words`` (an optional title before one is included), found
+    on the matching view of ``text`` (zero-width and look-alike characters folded), in original offsets."""
     if not words:
         return
-    alternatives = "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
+    view = for_matching(text)
+    alternatives = "|".join(re.escape(w) for w in sorted({fold(w) for w in words}, key=len, reverse=True))
     pattern = re.compile(rf"(?<![\w-])(?:(?:{_TITLE})[ \t]+)?({alternatives})(?![\w-])", re.IGNORECASE)
-    for match in pattern.finditer(text):
+    for match in pattern.finditer(view.text):
         word = match.group(1)
         if word[:1].isupper():
-            yield match.start(), match.end()
+            yield view.original_span(match.start(), match.end())
 
 
 def mask_name_variants(
@@ -169,7 +174,7 @@ def mask_name_variants(
         groups[scope_of.get(doc_id, doc_id)].append(doc_id)
     out = {doc_id: list(spans.get(doc_id, [])) for doc_id in texts}
     for scope, doc_ids in sorted(groups.items()):
-        scope_text = "\n".join(texts[d] for d in doc_ids)
+        scope_text = "\n".join(fold(texts[d]) for d in doc_ids)
         named = [
             (doc_id, i, span, parts)
             for doc_id in doc_ids

@@ -13,7 +13,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-BATCH_FILE_SUFFIXES = (".jsonl", ".json", ".parquet", ".csv")
+BATCH_FILE_SUFFIXES = (".jsonl", ".ndjson", ".json", ".parquet", ".csv")
+# `acme.jsonl.gz` is batch `acme`: line-oriented files may come compressed (the same set ingest reads)
+COMPRESSION_SUFFIXES = (".gz", ".zst", ".zstd", ".bz2", ".xz")
+COMPRESSIBLE_SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv")
 READY_MARKER = "_READY"
 KEY_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 
@@ -43,8 +46,19 @@ class InboxScan:
         return [b for b in self.new(seen) if b.is_ready(now, settle_seconds)]
 
 
+def _batch_suffix(path: Path) -> str | None:
+    """The suffix that makes a file a batch (``.jsonl.gz`` counts as one), or None."""
+    suffixes = [s.lower() for s in path.suffixes[-2:]]
+    if len(suffixes) == 2 and suffixes[1] in COMPRESSION_SUFFIXES and suffixes[0] in COMPRESSIBLE_SUFFIXES:
+        return "".join(path.suffixes[-2:])
+    return path.suffix if path.suffix.lower() in BATCH_FILE_SUFFIXES else None
+
+
 def batch_key(path: Path) -> str:
-    return path.name if path.is_dir() else path.name[: -len(path.suffix)] if path.suffix else path.name
+    if path.is_dir():
+        return path.name
+    suffix = _batch_suffix(path) or path.suffix
+    return path.name[: -len(suffix)] if suffix else path.name
 
 
 def _newest_mtime(path: Path) -> float:
@@ -63,8 +77,9 @@ def scan_inbox(inbox: Path) -> InboxScan:
     for entry in sorted(inbox.iterdir()):
         if entry.name.startswith((".", "_")):
             continue  # hidden files, markers and partial uploads (`_tmp...`) are never batches
-        if entry.is_file() and entry.suffix.lower() not in BATCH_FILE_SUFFIXES:
-            skipped.append(f"{entry.name}: not a batch (expected a folder or {', '.join(BATCH_FILE_SUFFIXES)})")
+        if entry.is_file() and _batch_suffix(entry) is None:
+            expected = ", ".join(BATCH_FILE_SUFFIXES)
+            skipped.append(f"{entry.name}: not a batch (expected a folder or {expected}, .jsonl/.csv compressed)")
             continue
         key = batch_key(entry)
         if not KEY_PATTERN.match(key):

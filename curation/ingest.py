@@ -12,9 +12,13 @@ input happens to live on disk.
 
 from __future__ import annotations
 
+import bz2
 import csv
+import gzip
 import hashlib
+import io
 import json
+import lzma
 import os
 import re
 from collections.abc import Iterator
@@ -28,7 +32,13 @@ from curation.labelmap import UnknownLabelError, map_label, unknown_label_messag
 from curation.spans import Span, validate_spans
 
 KINDS = frozenset({"text", "code", "chat"})
-RECORD_SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet", ".csv": "csv"}
+RECORD_SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".parquet": "parquet", ".csv": "csv"}
+# Line-oriented record files may be compressed as users keep corpora (`part-0.jsonl.gz`, `rows.csv.zst`);
+# Parquet compresses inside the file, so `.parquet.gz` is not a format.
+COMPRESSIONS = {".gz": "gzip", ".zst": "zstd", ".zstd": "zstd", ".bz2": "bz2", ".xz": "xz"}
+# Marker and metadata files that Spark / Hadoop / pyarrow write beside Parquet parts: not content.
+DATASET_MARKERS = frozenset({"_SUCCESS", "_metadata", "_common_metadata"})
+DATASET_MARKER_PREFIXES = ("_committed_", "_started_")
 # Folder files with these suffixes are prose ("text"); every other text file counts as "code",
 # which is the safer default because config files and scripts are where credentials live.
 TEXT_SUFFIXES = frozenset({".txt", ".md", ".markdown", ".rst"})
@@ -136,15 +146,32 @@ def ingest(path: Path, *, batch_id: str, field_map: FieldMap | None = None, max_
     return collector.result()
 
 
+def record_format(path: Path) -> tuple[str, str | None] | None:
+    """``(format, compression)`` of a record file from its suffixes (``x.jsonl.gz`` -> ``("jsonl", "gzip")``),
+    or None when it is not one (a text or code file)."""
+    suffixes = [s.lower() for s in Path(path).suffixes[-2:]]
+    if not suffixes:
+        return None
+    compression = COMPRESSIONS.get(suffixes[-1]) if len(suffixes) == 2 else None
+    fmt = RECORD_SUFFIXES.get(suffixes[-2] if compression else suffixes[-1])
+    if fmt is None or (fmt == "parquet" and compression):
+        return None
+    return fmt, compression
+
+
 def check_input_path(path: Path) -> None:
     """Raise IngestError when ``path`` is not something ingest can read (missing, or an unknown format)."""
     path = Path(path)
-    expected = "a .jsonl, .parquet or .csv file, or a folder"
+    expected = (
+        "a .jsonl, .json (an array of records), .parquet or .csv file (all but .parquet may be compressed: "
+        f"{', '.join(sorted(COMPRESSIONS))}), or a folder"
+    )
     if not path.exists():
         raise IngestError(f"input {path} does not exist; expected {expected}")
-    if not path.is_dir() and path.suffix.lower() not in RECORD_SUFFIXES:
+    if not path.is_dir() and record_format(path) is None:
+        shown = "".join(path.suffixes[-2:]) or "(no suffix)"
         raise IngestError(
-            f"input {path} has unknown format {path.suffix or '(no suffix)'!r}; expected {expected} "
+            f"input {path} has unknown format {shown!r}; expected {expected} "
             "(single text or code files are ingested by passing their folder)"
         )
 
@@ -165,17 +192,55 @@ def _hash_file(path: Path) -> str:
 
 
 def _read_records(path: Path, rel: str, fmap: FieldMap) -> Iterator[_Raw]:
-    fmt = RECORD_SUFFIXES[path.suffix.lower()]
-    if fmt == "jsonl":
-        return _read_jsonl(path, rel, fmap)
-    if fmt == "csv":
-        return _read_csv(path, rel, fmap)
-    return _read_parquet(path, rel, fmap)
+    found = record_format(path)
+    if found is None:
+        raise IngestError(f"{path} is not a record file")
+    fmt, compression = found
+    if fmt == "parquet":
+        return _read_parquet(path, rel, fmap)
+    reader = {"jsonl": _read_jsonl, "json": _read_json, "csv": _read_csv}[fmt]
+    return _guard_decompression(reader(path, rel, fmap, compression), path, rel) if compression else reader(
+        path, rel, fmap
+    )
 
 
-def _read_jsonl(path: Path, rel: str, fmap: FieldMap) -> Iterator[_Raw]:
+def _open_binary(path: Path, compression: str | None = None):
+    """A binary file object over the decompressed bytes, streamed (never the whole file in memory)."""
+    if compression is None:
+        return path.open("rb")
+    if compression == "gzip":
+        return gzip.open(path, "rb")
+    if compression == "bz2":
+        return bz2.open(path, "rb")
+    if compression == "xz":
+        return lzma.open(path, "rb")
+    import zstandard
+
+    return io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(path.open("rb"), closefd=True))
+
+
+def _guard_decompression(records: Iterator[_Raw], path: Path, rel: str) -> Iterator[_Raw]:
+    """Turn a corrupt or truncated compressed stream into one quarantine row after the last good record,
+    instead of an exception that would lose the batch."""
+    import zstandard
+
+    last = None
+    try:
+        for record in records:
+            last = record.locator
+            yield record
+    except (OSError, EOFError, lzma.LZMAError, zstandard.ZstdError) as exc:
+        where = f"{rel} after {last}" if last else rel
+        reason = (
+            f"compressed data is corrupt or truncated ({type(exc).__name__}: {exc}); the records before it were "
+            "read; re-compress or re-copy the file"
+        )
+        yield _Raw(str(path), where, _hash_file(path), error=reason)
+
+
+def _read_jsonl(path: Path, rel: str, fmap: FieldMap, compression: str | None = None) -> Iterator[_Raw]:
     """One record per non-blank line, streamed so large files never sit in memory as one string."""
-    with path.open("rb") as fh:
+    with _open_binary(path, compression) as fh:
         for lineno, line in enumerate(fh, 1):
             if not line.strip():
                 continue
@@ -183,6 +248,39 @@ def _read_jsonl(path: Path, rel: str, fmap: FieldMap) -> Iterator[_Raw]:
             if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
                 raw = raw[3:]
             yield _parse_json_line(raw, str(path), f"{rel}:{lineno}", fmap)
+
+
+def _read_json(path: Path, rel: str, fmap: FieldMap, compression: str | None = None) -> Iterator[_Raw]:
+    """A ``.json`` file: a JSON array of record objects (``rel:record N``), or JSON Lines under that name."""
+    with _open_binary(path, compression) as fh:
+        data = fh.read()
+    body = data[3:] if data.startswith(b"\xef\xbb\xbf") else data
+    if not body.lstrip().startswith(b"["):
+        yield from _read_jsonl(path, rel, fmap, compression)
+        return
+    try:
+        items = json.loads(body.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        reason = f"invalid UTF-8 at byte {exc.start}; re-encode the file as UTF-8"
+        yield _Raw(str(path), rel, _sha256(data), error=reason)
+        return
+    except json.JSONDecodeError as exc:
+        yield _Raw(
+            str(path),
+            f"{rel}:{exc.lineno}",
+            _sha256(data),
+            error=f"malformed JSON array ({exc.msg} at line {exc.lineno} column {exc.colno}); fix it, or write one "
+            "object per line as .jsonl",
+        )
+        return
+    for number, item in enumerate(items, 1):
+        raw = json.dumps(item, sort_keys=True, ensure_ascii=False).encode("utf-8")
+        rec = _Raw(str(path), f"{rel}:record {number}", _sha256(raw))
+        if isinstance(item, dict):
+            rec.fields = fmap.remap(item)
+        else:
+            rec.error = f"array element is a JSON {type(item).__name__}, not an object; make each record {{...}}"
+        yield rec
 
 
 def _parse_json_line(raw: bytes, source: str, locator: str, fmap: FieldMap) -> _Raw:
@@ -205,7 +303,7 @@ def _parse_json_line(raw: bytes, source: str, locator: str, fmap: FieldMap) -> _
     return rec
 
 
-def _read_csv(path: Path, rel: str, fmap: FieldMap) -> Iterator[_Raw]:
+def _read_csv(path: Path, rel: str, fmap: FieldMap, compression: str | None = None) -> Iterator[_Raw]:
     """Rows streamed with their raw bytes kept, so bad rows hash exactly what is on disk.
 
     A quoted field may span lines, but a row that spans lines and is then malformed (an unclosed or stray
@@ -217,7 +315,7 @@ def _read_csv(path: Path, rel: str, fmap: FieldMap) -> Iterator[_Raw]:
     csv.field_size_limit(max(csv.field_size_limit(), 1 << 28))
     header: list[str] | None = None
     row_no = 0
-    with path.open("rb") as fh:
+    with _open_binary(path, compression) as fh:
         lines = _Lines(fh)
         while (parsed := _next_csv_row(lines)) is not None:
             first_line, consumed, cells, parse_error = parsed
@@ -340,10 +438,17 @@ def _walk(root: Path) -> Iterator[tuple[Path, str | None]]:
                 kept.append(name)
         dirnames[:] = kept
         for name in sorted(filenames):
-            if name == "_READY":  # the inbox's completeness marker, not content
+            if name == "_READY" or _dataset_marker(name, filenames):  # completeness / metadata markers
                 continue
             file = Path(dirpath) / name
             yield file, _entry_problem(file, inside)
+
+
+def _dataset_marker(name: str, siblings: list[str]) -> bool:
+    """Spark / Hadoop / pyarrow bookkeeping beside Parquet parts (``_SUCCESS``, ``.part-0.parquet.crc``)."""
+    if name in DATASET_MARKERS or name.startswith(DATASET_MARKER_PREFIXES):
+        return True
+    return name.startswith(".") and name.endswith(".crc") and (name[1:-4] in siblings or name[1:-4] == "_SUCCESS")
 
 
 def _entry_problem(file: Path, inside: Path) -> str | None:
@@ -371,7 +476,7 @@ def _read_folder(root: Path, fmap: FieldMap, max_chars: int) -> Iterator[_Raw]:
         if problem is not None:
             link = os.readlink(file) if file.is_symlink() else rel
             yield _Raw(str(file), rel, _sha256(link.encode("utf-8", "surrogateescape")), error=problem)
-        elif file.suffix.lower() in RECORD_SUFFIXES:
+        elif record_format(file) is not None:
             yield from _read_records(file, rel, fmap)
         else:
             yield _read_text_file(file, rel, max_chars)

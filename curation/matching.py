@@ -13,15 +13,19 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
+from curation.textnorm import fold_confusables
+
 _ALNUM_RUN = re.compile(r"[^\W_]+")
 _NOT_ALNUM = re.compile(r"[\W_]+")
 
 
 def _fold(run: str) -> str:
-    """Casefold one alphanumeric run and drop accents, so 'José' and 'JOSE' compare equal."""
+    """Casefold one alphanumeric run, drop accents and fold look-alike letters, so 'José', 'JOSE' and a
+    Cyrillic-'о' 'Jоse' compare equal (invisible characters such as a zero-width space already separate runs,
+    and runs are concatenated, so 'Zan<ZWSP>gwill' is found as 'zangwill')."""
     if run.isascii():
         return run.lower()
-    return _NOT_ALNUM.sub("", unicodedata.normalize("NFKD", run).casefold())
+    return _NOT_ALNUM.sub("", fold_confusables(unicodedata.normalize("NFKD", run).casefold()))
 
 
 def normalize_for_match(s: str) -> str:

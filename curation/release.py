@@ -37,6 +37,8 @@ SIGNATURE_ALGORITHM = "hmac-sha256"
 RESERVED_KEYS = ("manifest_version", "release_id", "created_at", "files", "tables", SIGNATURE)
 _NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
 _CHUNK = 1 << 20
+TEMP_PREFIX = ".tmp-"
+_TEMP_RE = re.compile(rf"{re.escape(TEMP_PREFIX)}(?P<release>.+)-(?P<pid>\d+)")
 
 
 class ReleaseError(RuntimeError):
@@ -88,9 +90,11 @@ def write_release(
     if target.exists():
         raise ReleaseExistsError(f"release {release_id!r} already exists at {target}; releases are immutable")
     root.mkdir(parents=True, exist_ok=True)
-    tmp = root / f".tmp-{release_id}-{os.getpid()}"
+    remove_stale_temp_folders(root)
+    tmp = root / f"{TEMP_PREFIX}{release_id}-{os.getpid()}"
     try:
-        tmp.mkdir()
+        tmp.mkdir(mode=0o700)
+        tmp.chmod(0o700)  # mkdir's mode is filtered by the umask; a half-written release is private data
     except FileExistsError:
         raise ReleaseError(
             f"temp folder {tmp} exists: another writer in this process, or a crashed run; remove it and retry"
@@ -109,6 +113,45 @@ def write_release(
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return target
+
+
+def _writer_alive(pid: int, folder: Path) -> bool:
+    """Is the process that named ``folder`` still running? A recycled pid started after the folder was
+    made is another process, so it does not count."""
+    import psutil
+
+    try:
+        process = psutil.Process(pid)
+        if process.status() in (psutil.STATUS_ZOMBIE, psutil.STATUS_DEAD):
+            return False
+        return process.create_time() <= folder.stat().st_mtime + 1.0
+    except (psutil.NoSuchProcess, FileNotFoundError):
+        return False
+    except psutil.AccessDenied:
+        return True  # someone else's live process: leave its folder alone
+
+
+def remove_stale_temp_folders(releases_root: Path) -> list[str]:
+    """Remove the temp folders of release writers whose process is gone; return their names.
+
+    A writer killed between ``mkdir`` and ``rename`` (kill -9, power loss) leaves ``.tmp-<id>-<pid>``
+    with partial shards and no manifest. Anything that copies ``releases/`` would ship it, so every
+    release write and every ``curation run`` start sweeps them. Live writers' folders are kept.
+    """
+    root = Path(releases_root)
+    if not root.is_dir():
+        return []
+    removed = []
+    for entry in sorted(root.iterdir()):
+        match = _TEMP_RE.fullmatch(entry.name)
+        if match is None or not entry.is_dir() or entry.is_symlink():
+            continue
+        if _writer_alive(int(match["pid"]), entry):
+            continue
+        shutil.rmtree(entry, ignore_errors=True)
+        if not entry.exists():
+            removed.append(entry.name)
+    return removed
 
 
 def _check_inputs(

@@ -28,6 +28,7 @@ from typing import Self
 
 from curation import spans as S
 from curation.private import private_db_files, private_dir, private_file
+from curation.textnorm import fold
 
 log = logging.getLogger(__name__)
 
@@ -70,8 +71,12 @@ class HmacKeyError(LookupError):
 
 
 def normalize_value(entity_type: str, value: str) -> str:
-    """Canonical form of an original, so trivially different spellings share one HMAC."""
-    text = unicodedata.normalize("NFKC", value).strip()
+    """Canonical form of an original, so trivially different spellings share one HMAC: "Zan\u200bgwill"
+    (a zero-width space) and a Cyrillic-"а" spelling are the person "Zangwill" (``textnorm.fold``); a
+    credential keeps its exact characters (NFKC only)."""
+    if entity_type in S.CREDENTIAL_LABELS:
+        return unicodedata.normalize("NFKC", value).strip()
+    text = fold(value).strip()
     if entity_type == S.PERSON:
         text = _POSSESSIVE_RE.sub("", _TITLE_RE.sub("", text))
         return " ".join(re.split(r"[\s,]+", text.casefold())).strip()
@@ -85,8 +90,6 @@ def normalize_value(entity_type: str, value: str) -> str:
             return ipaddress.ip_address(text).compressed
         except ValueError:
             return text.casefold()
-    if entity_type in S.CREDENTIAL_LABELS:
-        return text
     return " ".join(text.casefold().split())
 
 

@@ -84,3 +84,62 @@ def test_delivery_checks_are_partitioned_and_calibration_health_is_not():
     partitioned = {spec.name: spec.partitions_def is not None for spec in specs}
     assert partitioned.pop("calibration_health") is False
     assert all(partitioned.values()), partitioned
+
+
+def test_release_automation_launches_nothing_when_only_calibration_moved():
+    """Under `dagster dev` every batch run re-materialized the shared calibration, and the automation
+    sensor then re-released every earlier batch (70 automatic runs for 25 real ones): a re-release with
+    unchanged masks and views has nothing to do. A batch whose views are new is still released."""
+    import dagster as dg
+    from dagster._core.definitions.asset_checks.asset_check_evaluation import (
+        AssetCheckEvaluationTargetMaterializationData,
+    )
+
+    from definitions import defs
+
+    instance = dg.DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions("delivery_batch", ["a", "b", "c"])
+    graph = defs.resolve_asset_graph()
+    release = dg.AssetKey("release")
+    upstream = sorted(graph.get(release).parent_keys, key=lambda k: k.to_user_string())
+
+    def materialize(key: dg.AssetKey, partition: str | None) -> None:
+        """A materialization and a passed result of each of its checks, targeting it (as a run records)."""
+        partition = partition if graph.get(key).is_partitioned else None
+        instance.report_runless_asset_event(dg.AssetMaterialization(asset_key=key, partition=partition))
+        records = instance.fetch_materializations(
+            dg.AssetRecordsFilter(asset_key=key, asset_partitions=[partition] if partition else None), limit=1
+        ).records
+        target = AssetCheckEvaluationTargetMaterializationData(
+            storage_id=records[0].storage_id, run_id=records[0].run_id, timestamp=records[0].timestamp
+        )
+        for check in graph.get(key).check_keys:
+            instance.report_runless_asset_event(
+                dg.AssetCheckEvaluation(
+                    asset_key=key,
+                    check_name=check.name,
+                    passed=True,
+                    partition=partition,
+                    target_materialization_data=target,
+                )
+            )
+
+    materialize(dg.AssetKey("threshold_calibration"), None)
+    for batch in ("a", "b"):
+        for key in upstream:
+            if key != dg.AssetKey("threshold_calibration"):
+                materialize(key, batch)
+        instance.report_runless_asset_event(dg.AssetMaterialization(asset_key=release, partition=batch))
+    selection = dg.AssetSelection.assets(release)
+    tick = dg.evaluate_automation_conditions(defs=defs, instance=instance, asset_selection=selection)
+    assert tick.total_requested == 0  # everything released is up to date
+
+    calibration = dg.AssetKey("threshold_calibration")
+    instance.report_runless_asset_event(dg.AssetMaterialization(asset_key=calibration))  # re-calibrated
+    for key in upstream:
+        if key != calibration:
+            materialize(key, "c")  # and a new batch c came through to its views
+    tick = dg.evaluate_automation_conditions(
+        defs=defs, instance=instance, asset_selection=selection, cursor=tick.cursor
+    )
+    assert tick.get_requested_partitions(release) == {"c"}  # not a and b: nothing of theirs changed

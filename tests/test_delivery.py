@@ -203,3 +203,39 @@ def test_score_drift_flags_a_shifted_batch(tmp_path):
     assert shifted.detail["psi_vs_other_batches"] > 0.25  # the two batches differ from each other too
     empty = score_drift(warehouse, CurationConfig(batch_id="nothing"), "m")
     assert not empty.passed and "cannot be judged" in empty.detail["reason"]
+
+
+def test_score_drift_is_not_judged_on_too_few_tokens(tmp_path):
+    """A 1-document batch (121 tokens) drawn from the calibration distribution itself is not 'drifted':
+    PSI over 33 bins is noise at that size, so the warning says drift was not judged, and why."""
+    rng = np.random.default_rng(1)
+    warehouse = Warehouse(tmp_path / "w.duckdb")
+    warehouse.append(
+        "validation_docs",
+        pl.DataFrame({"dataset": ["validation"], "doc_id": ["v"], "text": ["x"], "sha256": ["v"], "n_chars": [1]}),
+    )
+    _scores(warehouse, "v", rng.gamma(2.0, 1.5, 4000))
+    _doc(warehouse, "tiny", "t")
+    _scores(warehouse, "t", rng.gamma(2.0, 1.5, 121))
+    tiny = score_drift(warehouse, CurationConfig(batch_id="tiny"), "m")
+    assert not tiny.passed and "psi_vs_calibration" not in tiny.detail
+    assert "drift not judged: 121 tokens" in tiny.detail["reason"] and ">= 2000" in tiny.detail["reason"]
+    assert tiny.detail["limit"] == ">= 2000 tokens"
+
+
+def test_release_partition_names_every_gate_that_blocked_it_in_the_run(tmp_path):
+    """The latest `release` observation (what the partition's panel shows) must list every failed blocking
+    gate of the run with its reason, not just the last gate to fail; warnings and other runs do not count."""
+    from curation.gates import GateResult, record_gate, run_blocking_failures
+
+    warehouse = Warehouse(tmp_path / "w.duckdb")
+    record_gate(warehouse, "b", "d", GateResult("masked_fraction_budget", False, {"reason": "too much"}), "run-1")
+    record_gate(warehouse, "b", "d", GateResult("score_drift", False, {"reason": "drifted"}), "run-1")
+    record_gate(warehouse, "b", "d", GateResult("residual_leak_scan", False, {"reason": "2 values left"}), "run-1")
+    record_gate(warehouse, "b", "d", GateResult("document_contract", True, {}), "run-1")
+    record_gate(warehouse, "b", "d", GateResult("calibration_health", False, {"reason": "old"}), "run-0")
+    record_gate(warehouse, "other", "d", GateResult("residual_leak_scan", False, {"reason": "x"}), "run-1")
+    assert run_blocking_failures(warehouse, "b", "run-1") == {
+        "masked_fraction_budget": "too much",
+        "residual_leak_scan": "2 values left",
+    }

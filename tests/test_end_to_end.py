@@ -302,3 +302,46 @@ def test_a_raising_check_blocks_the_release(scored_copy, monkeypatch):
     assert "release" not in _materialized(result) and not result.success
     releases = scored_copy / "releases"
     assert not releases.exists() or not [p for p in releases.iterdir() if not p.name.startswith(".")]
+
+
+CALIBRATION_GROUP = {
+    "validation_set", "validation_scores", "validation_detections", "pii_tagger", "threshold_calibration"
+}  # fmt: skip
+
+
+def test_second_batch_run_leaves_the_current_calibration_alone(scored_copy):
+    """Every batch run used to re-materialize the calibration group (the currency check compared all
+    labeled rows with the validation file's alone, so it never held): parallel batches queued behind
+    `validation_scores` for the model slot. A second batch with nothing changed runs the delivery assets
+    only; an edited label makes the calibration stale again."""
+    from curation.batches import calibration_is_current
+    from curation.config import load_config
+    from curation.scoring import ReferenceScorer
+    from curation.stages.detection import detector_key, detector_suite
+    from curation.warehouse import Warehouse
+
+    config_file = scored_copy / "curation.yaml"
+    # a second labeled set for the tagger (texts the warehouse has scored already, under another domain)
+    validation = scored_copy / "validation.jsonl"
+    (scored_copy / "extra.jsonl").write_text("".join(validation.read_text().splitlines(keepends=True)[:6]))
+    extra_set = '  epochs: 15\n  labeled_sets: ["extra=extra.jsonl"]\n'
+    config_file.write_text(config_file.read_text().replace("  epochs: 15\n", extra_set))
+    first = run_job(config_file)
+    assert {"validation_set", "threshold_calibration"} <= _materialized(first)  # the new set is calibrated on
+    records = [json.loads(line) for line in (scored_copy / "corpus.jsonl").read_text().splitlines()]
+    (scored_copy / "second.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records[:4]))
+    result = run_job(config_file, input=str(scored_copy / "second.jsonl"), batch_id="second")
+    materialized = _materialized(result)
+    assert "release" in materialized, _checks(result)
+    assert not materialized & CALIBRATION_GROUP, materialized & CALIBRATION_GROUP
+
+    config = load_config(config_file)
+    model_key = ReferenceScorer(config.scoring).model_key
+    detectors = detector_key(config, detector_suite(config.detectors))
+    warehouse = Warehouse(config.warehouse_path)
+    assert calibration_is_current(config, warehouse, model_key, detectors)
+    labeled = [json.loads(line) for line in validation.read_text().splitlines()]
+    edited = next(r for r in labeled if r["spans"])
+    edited["spans"][0]["end"] -= 1
+    validation.write_text("".join(json.dumps(r) + "\n" for r in labeled))
+    assert not calibration_is_current(config, warehouse, model_key, detectors)

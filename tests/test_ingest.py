@@ -374,3 +374,105 @@ def test_folder_fifo_is_quarantined_not_opened(tmp_path: Path) -> None:
     _assert_consistent(result)
     assert result.documents["doc_id"].to_list() == ["a.txt"]
     assert "not a regular file" in result.quarantine["reason"][0]
+
+
+ROWS = [{"id": f"r{i}", "text": f"Record {i} from Dana at dana{i}@example.org"} for i in range(3)]
+
+
+def _compress(data: bytes, codec: str) -> bytes:
+    import bz2
+    import gzip
+    import lzma
+
+    import zstandard
+
+    return {
+        "gz": gzip.compress,
+        "bz2": bz2.compress,
+        "xz": lzma.compress,
+        "zst": zstandard.ZstdCompressor().compress,
+    }[codec](data)
+
+
+@pytest.mark.parametrize("codec", ["gz", "zst", "bz2", "xz"])
+@pytest.mark.parametrize("fmt", ["jsonl", "csv"])
+def test_compressed_record_files_read_like_plain_ones(tmp_path: Path, fmt: str, codec: str) -> None:
+    plain = tmp_path / f"plain.{fmt}"
+    if fmt == "jsonl":
+        _write_jsonl(plain, ROWS)
+    else:
+        pl.DataFrame(ROWS).write_csv(plain)
+    packed = tmp_path / f"packed.{fmt}.{codec}"
+    packed.write_bytes(_compress(plain.read_bytes(), codec))
+    expected, got = ingest(plain, batch_id="b"), ingest(packed, batch_id="b")
+    _assert_consistent(got)
+    assert got.documents["text"].to_list() == expected.documents["text"].to_list()
+    assert got.documents["doc_id"].to_list() == expected.documents["doc_id"].to_list()
+    assert got.documents["locator"][1] == f"packed.{fmt}.{codec}:" + ("2" if fmt == "jsonl" else "row 2")
+
+
+def test_truncated_gzip_keeps_the_records_before_and_quarantines_the_rest(tmp_path: Path) -> None:
+    import gzip
+
+    lines = "".join(json.dumps({"id": f"r{i}", "text": f"record number {i} " * 40}) + "\n" for i in range(400))
+    data = gzip.compress(lines.encode())
+    cut = tmp_path / "cut.jsonl.gz"
+    cut.write_bytes(data[: len(data) // 2])
+    result = ingest(cut, batch_id="b")
+    _assert_consistent(result)
+    assert 0 < result.documents.height < 400
+    reason = _only_reason(result)
+    assert "corrupt or truncated" in reason and "re-compress" in reason
+    assert result.quarantine["locator"][0].startswith("cut.jsonl.gz after cut.jsonl.gz:")
+
+
+def test_parquet_dataset_folder_skips_its_markers(tmp_path: Path) -> None:
+    folder = tmp_path / "corpus.parquet"
+    folder.mkdir()
+    for part in range(2):
+        pl.DataFrame(ROWS[part::2]).write_parquet(folder / f"part-{part:05d}.parquet")
+        (folder / f".part-{part:05d}.parquet.crc").write_bytes(b"\x00crc")
+    (folder / "_SUCCESS").write_bytes(b"")
+    (folder / "._SUCCESS.crc").write_bytes(b"\x00crc")
+    result = ingest(folder, batch_id="b")
+    _assert_consistent(result)
+    assert result.quarantine.height == 0
+    assert sorted(result.documents["text"].to_list()) == sorted(r["text"] for r in ROWS)
+
+
+def test_compressed_parquet_and_unknown_compressed_formats_are_refused(tmp_path: Path) -> None:
+    for name in ("rows.parquet.gz", "notes.txt.gz"):
+        (tmp_path / name).write_bytes(b"\x1f\x8b")
+        with pytest.raises(IngestError, match=r"unknown format .*may be compressed"):
+            ingest(tmp_path / name, batch_id="b")
+
+
+def test_inbox_takes_compressed_batches_under_their_plain_name(tmp_path: Path) -> None:
+    from curation.inbox import COMPRESSION_SUFFIXES, scan_inbox
+    from curation.ingest import COMPRESSIONS
+
+    assert set(COMPRESSION_SUFFIXES) == set(COMPRESSIONS)
+    (tmp_path / "acme-2026-12.jsonl.gz").write_bytes(b"")
+    (tmp_path / "rows.csv.zst").write_bytes(b"")
+    (tmp_path / "photo.png.gz").write_bytes(b"")
+    scan = scan_inbox(tmp_path)
+    assert sorted(b.key for b in scan.batches) == ["acme-2026-12", "rows"]
+    assert [s.split(":")[0] for s in scan.skipped] == ["photo.png.gz"]
+
+
+def test_json_array_file_reads_each_element_as_a_record(tmp_path: Path) -> None:
+    """The inbox takes NAME.json as a batch, so ingest must read it: an array of records."""
+    path = tmp_path / "batch.json"
+    path.write_text(json.dumps([*ROWS, "not an object"], indent=2), encoding="utf-8")
+    result = ingest(path, batch_id="b")
+    _assert_consistent(result)
+    assert result.documents["text"].to_list() == [r["text"] for r in ROWS]
+    assert result.documents["locator"].to_list() == [f"batch.json:record {i}" for i in (1, 2, 3)]
+    assert result.quarantine["locator"].to_list() == ["batch.json:record 4"]
+    broken = tmp_path / "broken.json"
+    broken.write_text('[\n  {"id": "a", "text": "x"},\n  {"id": \n]', encoding="utf-8")
+    reason = _only_reason(ingest(broken, batch_id="b"))
+    assert "malformed JSON array" in reason and "line 4" in reason
+    lines = tmp_path / "lines.json"  # JSON Lines under a .json name
+    _write_jsonl(lines, ROWS)
+    assert ingest(lines, batch_id="b").documents.height == 3

@@ -6,8 +6,10 @@ import datetime as dt
 import json
 import os
 import re
+import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import duckdb
@@ -20,6 +22,7 @@ from curation.release import (
     _digest,
     read_manifest,
     release_id_for,
+    remove_stale_temp_folders,
     verify_release,
     write_release,
 )
@@ -122,6 +125,51 @@ def test_stale_temp_folder_is_reported_not_deleted(tmp_path: Path) -> None:
     with pytest.raises(ReleaseError, match="temp folder"):
         _write(tmp_path)
     assert stale.exists() and not (tmp_path / "r1").exists()
+
+
+_SLOW_WRITER = """
+import sys
+import polars as pl
+from curation.release import write_release
+docs = pl.DataFrame({"doc_id": [f"d{i}" for i in range(100_000)], "text": ["x"] * 100_000})
+write_release(sys.argv[1], "killed", {"documents": docs}, "# card", {}, shard_rows=1)
+"""
+
+
+def test_writer_killed_mid_write_leaves_a_private_temp_folder_the_next_write_removes(tmp_path: Path) -> None:
+    root = tmp_path / "releases"
+    writer = subprocess.Popen([sys.executable, "-c", _SLOW_WRITER, str(root)], env={**os.environ, "PYTHONPATH": "."})
+    temp = root / f".tmp-killed-{writer.pid}"
+    try:
+        deadline = time.monotonic() + 120
+        while not list((temp / "data" / "documents").glob("*.parquet")):
+            assert writer.poll() is None, "the writer ended before it wrote a shard"
+            assert time.monotonic() < deadline, "the writer wrote no shard in 120 s"
+            time.sleep(0.05)
+        assert stat.S_IMODE(temp.stat().st_mode) == 0o700  # half-written private data, never world-readable
+    finally:
+        writer.kill()
+        writer.wait()
+    assert temp.is_dir() and not (temp / "manifest.json").exists()  # what a kill -9 leaves behind
+    _write(root)  # the next release write sweeps the dead writer's folder
+    assert _leftovers(root) == ["r1"]
+
+
+def test_sweep_keeps_live_writers_and_removes_dead_ones(tmp_path: Path) -> None:
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        live = tmp_path / f".tmp-r-live-{sleeper.pid}"
+        live.mkdir()
+        done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+        dead = tmp_path / f".tmp-r-dead-{int(done.stdout)}"
+        (dead / "data").mkdir(parents=True)
+        (tmp_path / "r-kept").mkdir()  # a release, not a temp folder
+        assert remove_stale_temp_folders(tmp_path) == [dead.name]
+        assert _leftovers(tmp_path) == [live.name, "r-kept"]
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    assert remove_stale_temp_folders(tmp_path) == [live.name]
 
 
 @pytest.mark.parametrize("bad_id", ["../escape", "a/b", ".hidden", "", "x" * 300])

@@ -15,15 +15,20 @@ from curation.warehouse import Warehouse
 TEXT = "customer: This is Quillon Vasquez-Ardent.\nagent: Thanks Quillon, and hello again Ms. Vasquez-Ardent."
 
 
-def _batch(tmp_path, redacted: str, surrogate: str, ranges: list[list[int]]) -> tuple[CurationConfig, Warehouse]:
+NAME = "Quillon Vasquez-Ardent"
+
+
+def _batch(
+    tmp_path, redacted: str, surrogate: str, ranges: list[list[int]], text: str = TEXT, name: str = NAME
+) -> tuple[CurationConfig, Warehouse]:
     warehouse = Warehouse(tmp_path / "w.duckdb")
     row = {"batch_id": ["b"], "doc_id": ["d1"], "scope_id": ["conv-1"], "kind": ["chat"]}
-    warehouse.append("documents", pl.DataFrame({**row, "text": [TEXT]}))
-    start = TEXT.index("Quillon Vasquez-Ardent")
+    warehouse.append("documents", pl.DataFrame({**row, "text": [text]}))
+    start = text.index(name)
     warehouse.append(
         "mask_spans",
         pl.DataFrame(
-            {"batch_id": ["b"], "doc_id": ["d1"], "start": [start], "end": [start + 22], "label": ["PERSON"],
+            {"batch_id": ["b"], "doc_id": ["d1"], "start": [start], "end": [start + len(name)], "label": ["PERSON"],
              "score": [1.0], "source": ["detector"], "calibration_id": ["c"]}
         ),
     )  # fmt: skip
@@ -55,6 +60,35 @@ def test_fully_masked_release_passes_and_our_surrogates_do_not_count(tmp_path):
     config, warehouse = _batch(tmp_path, redacted, surrogate, ranges)
     result = name_variant_scan(config, warehouse)
     assert result["passed"] and result["leaked_name_words"] == 0 and result["texts_scanned"] == 2
+
+
+def test_a_zero_width_space_in_the_masked_name_does_not_hide_its_leftover(tmp_path):
+    """The reported miss: "Perpetua Zan<U+200B>gwill" was masked, "will Perpetua call me back today?" shipped,
+    and the audit passed ("0 name words of 22 people left") because the name did not parse."""
+    text = "customer: I am Perpetua Zan\u200bgwill.\nagent: will Perpetua call me back today?"
+    redacted = "customer: I am [PERSON].\nagent: will Perpetua call me back today?"
+    config, warehouse = _batch(tmp_path, redacted, redacted, [], text=text, name="Perpetua Zan\u200bgwill")
+    result = name_variant_scan(config, warehouse)
+    assert not result["passed"] and result["people"] == 1
+    assert result["leaked_name_words"] == 2 and result["leaks_by_view"] == {"redacted": 1, "surrogate": 1}
+
+
+def test_a_masked_name_with_no_word_to_search_for_is_a_finding(tmp_path):
+    text = "customer: signed J.\nagent: thanks"
+    redacted = "customer: signed [PERSON]\nagent: thanks"
+    config, warehouse = _batch(tmp_path, redacted, redacted, [], text=text, name="J.")
+    result = name_variant_scan(config, warehouse)
+    assert result["names_unscannable"] == 1
+    assert not result["passed"] and "no word to search" in result["reason"]
+
+
+def test_a_masked_name_not_shaped_like_one_is_searched_by_its_own_words(tmp_path):
+    text = "customer: this is dana w. here\nagent: hi Dana"
+    redacted = "customer: this is [PERSON] here\nagent: hi Dana"
+    config, warehouse = _batch(tmp_path, redacted, redacted, [], text=text, name="dana w.")
+    result = name_variant_scan(config, warehouse)
+    assert result["names_not_name_shaped"] == 1 and result["names_unscannable"] == 0
+    assert not result["passed"] and result["leaked_name_words"] == 2
 
 
 def test_no_release_text_is_no_evidence(tmp_path):

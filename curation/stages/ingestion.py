@@ -37,9 +37,13 @@ def ingest_stage(config: CurationConfig, warehouse: Warehouse) -> dict:
     }
 
 
-def validation_stage(config: CurationConfig, warehouse: Warehouse) -> dict:
-    """Load the labeled validation set (the batch's domain) and the tagger's other labeled sets (each
-    with its domain), each split into calibration and held-out parts."""
+DOC_COLUMNS = ["dataset", "doc_id", "scope_id", "kind", "text", "sha256", "n_chars", "split", "domain"]
+GOLD_COLUMNS = ["dataset", "batch_id", "doc_id", "start", "end", "label"]
+
+
+def validation_rows(config: CurationConfig) -> tuple[list[tuple], list[tuple], dict]:
+    """The rows :func:`validation_stage` writes (``validation_docs``, ``gold_spans``) and its summary, from
+    the labeled files alone: the calibration-is-current check compares the warehouse with exactly this."""
     sets = [(VALIDATION, config.tagger.domain, config.validation_path)]
     if config.tagger.enabled:
         sets += [(LABELED, domain, path) for domain, path in config.tagger_sets()]
@@ -59,14 +63,17 @@ def validation_stage(config: CurationConfig, warehouse: Warehouse) -> dict:
             summary = {"source": str(path.name), "domain": domain, **entry}
         else:
             summary.setdefault("tagger_sets", {})[domain] = {"source": path.name, **entry}
-    docs = pl.DataFrame(
-        rows,
-        schema=["dataset", "doc_id", "scope_id", "kind", "text", "sha256", "n_chars", "split", "domain"],
-        orient="row",
-    )
-    spans = pl.DataFrame(gold, schema=["dataset", "batch_id", "doc_id", "start", "end", "label"], orient="row")
+    summary["gold_spans"] = sum(1 for g in gold if g[0] == VALIDATION)
+    return rows, gold, summary
+
+
+def validation_stage(config: CurationConfig, warehouse: Warehouse) -> dict:
+    """Load the labeled validation set (the batch's domain) and the tagger's other labeled sets (each
+    with its domain), each split into calibration and held-out parts."""
+    rows, gold, summary = validation_rows(config)
+    docs = pl.DataFrame(rows, schema=DOC_COLUMNS, orient="row")
+    spans = pl.DataFrame(gold, schema=GOLD_COLUMNS, orient="row")
     for dataset in (VALIDATION, LABELED):
         warehouse.replace("validation_docs", docs.filter(pl.col("dataset") == dataset), "dataset = ?", [dataset])
         warehouse.replace("gold_spans", spans.filter(pl.col("dataset") == dataset), "dataset = ?", [dataset])
-    summary["gold_spans"] = sum(1 for g in gold if g[0] == VALIDATION)
     return summary

@@ -3,6 +3,7 @@ instruct model: ``rewrite_chunks``); the surrogate map and the release-id map go
 
 from __future__ import annotations
 
+import contextlib
 import json
 
 import polars as pl
@@ -24,12 +25,19 @@ def surrogate_stage(config: CurationConfig, warehouse: Warehouse, engine, vault,
     With `rewriting.enabled`, chunks holding masked spans are first offered to a local instruct model;
     an output is kept only if it passes verification, else the chunk gets the deterministic surrogates.
     Which chunks were rewritten is recorded in `rewrite_chunks` (offsets and labels, never values).
+
+    ``vault`` is an open :class:`~curation.vault.Vault` or a function that opens one. With a function, the
+    stage follows the lock order of ``docs/operations.md``: it never holds the warehouse and the vault at
+    once (read the warehouse, compute with neither open, write the vault, then the warehouse), so a
+    parallel batch's check that reads the warehouse and then the vault cannot deadlock with it.
     """
-    docs = batch_documents(warehouse, config.batch_id)
-    spans = mask_spans_by_doc(warehouse, config.batch_id)
-    # Every original the release gates check against (masked values and gold values of the batch), so no
-    # surrogate equals one of them.
-    engine.register_originals(value for _, value in original_values(warehouse, config.batch_id))
+    with warehouse.session():  # reads only: one short connection
+        docs = batch_documents(warehouse, config.batch_id)
+        spans = mask_spans_by_doc(warehouse, config.batch_id)
+        # Every original the release gates check against (masked values and gold values of the batch), so no
+        # surrogate equals one of them.
+        originals = [value for _, value in original_values(warehouse, config.batch_id)]
+    engine.register_originals(originals)
     texts, ranges, audit_rows, chunk_rows, summary = _rewrite_batch(config, docs, spans, engine, rewriter)
     frame = pl.DataFrame(
         {
@@ -44,17 +52,23 @@ def surrogate_stage(config: CurationConfig, warehouse: Warehouse, engine, vault,
         },
         schema_overrides={"n_replacements": pl.Int64},
     )
-    warehouse.replace("surrogate_view", frame, "batch_id = ?", [config.batch_id])
     chunks = pl.DataFrame(
         chunk_rows,
         schema=["batch_id", "doc_id", "chunk_index", "start", "end", "action", "reason", "labels", "model"],
         orient="row",
     )
-    warehouse.replace("rewrite_chunks", chunks, "batch_id = ?", [config.batch_id])
-    stored = vault.upsert(engine.records())
-    batch_records = vault.replace_batch_records(config.batch_id, engine.batch_records())
-    vault.replace_audit_copy(config.batch_id, audit_rows)  # reviewers' indexed-tag copy, vault only
-    vault.replace_release_ids(config.batch_id, release_id_map(engine, config.batch_id, docs), engine.key_id)
+    # The map first: a release text never exists without the records that explain it (a crash between the
+    # two leaves the previous text, which the next run replaces).
+    with vault() if callable(vault) else contextlib.nullcontext(vault) as open_vault:
+        stored = open_vault.upsert(engine.records())
+        batch_records = open_vault.replace_batch_records(config.batch_id, engine.batch_records())
+        open_vault.replace_audit_copy(config.batch_id, audit_rows)  # reviewers' indexed-tag copy, vault only
+        open_vault.replace_release_ids(
+            config.batch_id, release_id_map(engine, config.batch_id, docs), engine.key_id
+        )
+    with warehouse.session():  # writes only: one short connection
+        warehouse.replace("surrogate_view", frame, "batch_id = ?", [config.batch_id])
+        warehouse.replace("rewrite_chunks", chunks, "batch_id = ?", [config.batch_id])
     return {
         "documents": docs.height,
         **summary,
