@@ -435,6 +435,13 @@ CREDDATA_PARTS = {
 
 DEFAULT_LABEL_MAP: dict[str, str] = {**TAB_LABELS, **PRESIDIO_LABELS, **CREDDATA_PARTS}
 
+# A CredData value several rules found ("Auth:Password", "Key:Secret") takes the most specific credential
+# label among its parts: key material over a password over the credential part of a URL over a service
+# key or token over a generic secret, and any credential over a non-credential label (among those, the
+# first part). The parts' order carries no meaning (CredData writes both "Secret:Token" and
+# "Token:Secret" for the same `token_secret: '...'` line), so the first part must not decide:
+# `MYSQL_PASSWORD=...` is "Dropbox App secret:Password" and `auth_password="..."` is "Auth:Password".
+COMPOUND_PRECEDENCE = (S.PRIVATE_KEY, S.PASSWORD, S.CONNECTION_STRING, S.API_KEY, S.SECRET)
 COMPOUND_SEPARATOR = ":"
 
 
@@ -453,7 +460,7 @@ def known_labels(label_map: Mapping[str, str] | None = None) -> list[str]:
 def map_label(label: str, label_map: Mapping[str, str] | None = None) -> str:
     """The convention label for ``label``: itself if the convention knows it, else the map's entry; a name
     the map lacks made of ``:``-joined parts it knows (CredData's multi-rule categories) maps by its parts
-    (the first part decides). Raises UnknownLabelError, also when any one part is unknown."""
+    (see COMPOUND_PRECEDENCE). Raises UnknownLabelError, also when any one part is unknown."""
     table = DEFAULT_LABEL_MAP if label_map is None else label_map
     if label in CONVENTION_LABELS:
         return label
@@ -463,7 +470,7 @@ def map_label(label: str, label_map: Mapping[str, str] | None = None) -> str:
     if len(parts) < 2 or _unknown_parts(parts, table):
         raise UnknownLabelError(label)
     mapped = [part if part in CONVENTION_LABELS else _checked(label, table[part]) for part in parts]
-    return mapped[0]
+    return min(mapped, key=_specificity)  # min keeps the first of equals: the first part among non-credentials
 
 
 def _parts(label: str) -> list[str]:
@@ -472,6 +479,10 @@ def _parts(label: str) -> list[str]:
 
 def _unknown_parts(parts: list[str], table: Mapping[str, str]) -> list[str]:
     return [part for part in parts if part not in CONVENTION_LABELS and part not in table]
+
+
+def _specificity(label: str) -> int:
+    return COMPOUND_PRECEDENCE.index(label) if label in COMPOUND_PRECEDENCE else len(COMPOUND_PRECEDENCE)
 
 
 def _checked(label: str, target: str) -> str:
