@@ -243,7 +243,8 @@ PRESIDIO_LABELS = {
 
 # CredData categories: the names of the CredSweeper rules that found a line (CredData's meta `Category`,
 # one name or several joined by ":", see map_label), including names of retired rules that older meta
-# files still carry. Every rule of the CredSweeper release the project ships is here (a test checks).
+# files still carry, and the eight categories of CredData's first release (Generic Secret, Private Key,
+# ...). Every rule of the CredSweeper release the project ships is here (a test checks).
 # A credential value is a PRIVATE_KEY (key material), PASSWORD (a password rule or keyword), API_KEY
 # (a token or key to a service, including key ids CredData counts as credentials, like the project's
 # own aws_key rule does), CONNECTION_STRING (the credential inside a URL) or SECRET (any other secret
@@ -260,6 +261,7 @@ CREDDATA_PARTS = {
             "Age Secret Key",
             "NKEY Seed",  # a NATS NKey seed is the private key it derives from
             "Certificate",  # retired rule: certificate and key files
+            "Private Key",  # CredData's first release: eight categories instead of rule names
         ),
         S.PRIVATE_KEY,
     ),
@@ -401,6 +403,9 @@ CREDDATA_PARTS = {
             "Supabase Credentials",
             "Salesforce Credentials",
             "Postman Credentials",
+            "Generic Token",
+            "Predefined Pattern",  # a vendor key or token found by its regex (Google API key, AWS key id, JWT)
+            "Authentication Key & Token",
         ),
         S.API_KEY,
     ),
@@ -425,6 +430,9 @@ CREDDATA_PARTS = {
             "Seed",
             "UUID",
             "Other",  # CredData's category for credentials no other covers
+            "Generic Secret",
+            "Seed, Salt, Nonce",
+            "SeedSalt",  # the first release's VariableNameType
         ),
         S.SECRET,
     ),

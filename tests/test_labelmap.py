@@ -131,6 +131,8 @@ def test_a_presidio_research_file_with_address_and_prefix_loads(tmp_path: Path) 
         ("Bearer Authorization", "API_KEY"),
         ("Firebase Domain", "ACCOUNT_ID"),
         ("OTP / 2FA Secret:Secret", "SECRET"),
+        ("Seed, Salt, Nonce", "SECRET"),  # CredData's first release named eight categories
+        ("Generic Token", "API_KEY"),
     ],
 )
 def test_creddata_categories_and_multi_rule_values_map_by_their_parts(category: str, label: str) -> None:
