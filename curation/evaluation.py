@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -169,17 +169,19 @@ def run_eval(
     use_tagger: bool = True,
     public_sets: bool = True,
     tagger_config: TaggerConfig | None = None,
+    label_map: Mapping[str, str] | None = None,
     progress=_log,
 ) -> dict:
     """Train the tagger on the calibration sets (plus the bundled public sets), calibrate on the
-    domain's set, predict GOLD; write predicted spans and metrics (with a per-signal ablation)."""
+    domain's set, predict GOLD; write predicted spans and metrics (with a per-signal ablation). GOLD and
+    the calibration sets are read with ``label_map`` (default: the bundled one)."""
     started = time.perf_counter()
     specs = labeled_set_specs(calibrate_on)
     domain = domain or specs[0][0]
     if domain not in {d for d, _ in specs}:
         raise ValueError(f"--domain {domain!r} is not one of the --calibrate-on domains {[d for d, _ in specs]}")
-    gold_records = load_labeled(gold_path)
-    val_by_domain = {d: load_labeled(p) for d, p in specs}
+    gold_records = load_labeled(gold_path, label_map)
+    val_by_domain = {d: load_labeled(p, label_map) for d, p in specs}
     scorer = ReferenceScorer(scoring or ScoringConfig())
     warehouse = Warehouse(warehouse_path or default_cache())
     cache = HiddenStateCache(warehouse.path.parent, scorer.model_key) if use_tagger else None
