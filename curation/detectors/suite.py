@@ -29,6 +29,50 @@ log = logging.getLogger(__name__)
 # Bump whenever a rule, mapping or default threshold changes: it goes into the dataset card.
 RULESET_VERSION = "2025.11-5"
 
+# Detector families by what they detect: rule names (``Rule.name``) and the finders without a Rule
+# (street_address, address_block, nrp, job_title, phone).  Presidio recognizers are families of their
+# own, by class name (PRESIDIO_RECOGNIZERS).  ``DetectorConfig.excluded_families`` switches families off
+# for measurement (scripts/ablate_detectors.py, docs/detector-ablation.md).
+RULE_FAMILIES: dict[str, frozenset[str]] = {
+    name: frozenset(members.split())
+    for name, members in {
+        # credentials
+        "pem_private_key": "private_key",
+        "vendor_tokens": "aws_key github_token gitlab_token slack_token slack_webhook stripe_key google_api_key "
+        "google_oauth openai_key sendgrid_key hf_token npm_token pypi_token twilio_key mailgun_key shopify_token "
+        "digitalocean_token telegram_bot_token discord_token",
+        "jwt": "jwt",
+        "connection_strings": "url_credentials url_query_credentials kv_connection_string",
+        "auth_headers": "auth_header api_key_header",
+        "password_assignments": "password_assignment password_env cli_password",
+        "key_assignments": "key_assignment key_env env_key_variable",
+        "secret_assignments": "secret_assignment secret_env",
+        "usernames": "username_assignment stated_username cli_user todo_user home_path_user",
+        "hostnames": "host_assignment",
+        # PII patterns
+        "email": "email",
+        "credit_card": "credit_card",
+        "iban": "iban",
+        "ip_address": "ipv4 ipv6",
+        "us_ssn": "us_ssn",
+        "url": "url",
+        "account_ids": "prefixed_id generic_prefixed_id labeled_id",
+        "dates": "datetime",
+        "ages": "age",
+        "postcodes": "zip_code",
+        "introduced_person": "introduced_person",
+        "initialed_person": "initialed_person",
+        "named_email": "named_email",
+        "titled_person": "titled_person",
+        "firm_names": "firm_name",
+        "street_addresses": "street_address",
+        "recipient_blocks": "address_block",
+        "nrp": "nrp",
+        "job_titles": "job_title",
+        "phones": "phone",
+    }.items()
+}
+
 
 @dataclass
 class DetectorConfig:
@@ -51,6 +95,9 @@ class DetectorConfig:
     batch_size: int = 32
     chunk_chars: int = 50_000
     phone_regions: tuple[str, ...] = ("US", "GB", "DE", "FR", "IT", "ES", "NL", "AU", "CA", "IN", "BR", "SE")
+    # Measurement only (scripts/ablate_detectors.py; not a run setting): names of RULE_FAMILIES and of
+    # PRESIDIO_RECOGNIZERS that do not run.
+    excluded_families: frozenset[str] = frozenset()
 
     def __repr__(self) -> str:
         shown = ", ".join(
@@ -87,7 +134,14 @@ class DetectorSuite:
         self._phones = _PhoneFinder(self.config.phone_regions)
         self._deny = _literal_pattern(self.config.deny_list)
         self._allow = _literal_pattern(self.config.allow_list)
-        self._rules: tuple[Rule, ...] = PII_RULES + (CREDENTIAL_RULES if self.config.use_credentials else ())
+        unknown = set(self.config.excluded_families) - set(RULE_FAMILIES) - PRESIDIO_RECOGNIZERS
+        if unknown:
+            raise ValueError(f"unknown detector families {sorted(unknown)}")
+        self._off: frozenset[str] = frozenset().union(
+            *(RULE_FAMILIES[f] for f in self.config.excluded_families if f in RULE_FAMILIES)
+        )
+        rules = PII_RULES + (CREDENTIAL_RULES if self.config.use_credentials else ())
+        self._rules: tuple[Rule, ...] = tuple(r for r in rules if r.name not in self._off)
 
     def __repr__(self) -> str:
         return f"DetectorSuite({self.config!r}, presidio_loaded={self._analyzer is not None})"
@@ -96,7 +150,7 @@ class DetectorSuite:
     def _ensure_presidio(self) -> Any:
         if self._batch is None:
             self._analyzer, self._batch, self._model_name = load_analyzer(
-                self.config.spacy_model, self.config.language, PRESIDIO_RECOGNIZERS
+                self.config.spacy_model, self.config.language, PRESIDIO_RECOGNIZERS - self.config.excluded_families
             )
         return self._batch
 
@@ -134,12 +188,14 @@ class DetectorSuite:
         if code:
             found = [s for s in found if s.label != CREDIT_CARD or _card_context(text, s)]
         else:
-            addresses = list(_find_addresses(text))
+            off = self._off
+            addresses = [] if "street_address" in off else list(_find_addresses(text))
             found.extend(addresses)
-            found.extend(_find_recipients(text, addresses))
-            found.extend(_find_nrp(text))
-            found.extend(_find_titles(text))
-        found.extend(self._phones.find(text, need_context=code))
+            found.extend(() if "address_block" in off else _find_recipients(text, addresses))
+            found.extend(() if "nrp" in off else _find_nrp(text))
+            found.extend(() if "job_title" in off else _find_titles(text))
+        if "phone" not in self._off:
+            found.extend(self._phones.find(text, need_context=code))
         return [s for s in found if (s.score or 0.0) >= self.config.threshold_for(s.label)]
 
     def _finish(self, text: str, candidates: list[Span]) -> list[Span]:
@@ -193,4 +249,6 @@ class DetectorSuite:
             out["spacy_model"] = _spacy_model_version(self.config.spacy_model)
         if self.config.use_credsweeper:
             out["credsweeper"] = _package_version("credsweeper")
+        if self.config.excluded_families:
+            out["excluded_families"] = ",".join(sorted(self.config.excluded_families))
         return out
