@@ -1,10 +1,11 @@
-"""PII and credential detection: Presidio (spaCy NER + validated recognizers) plus local rules.
+"""PII and credential detection: Presidio (spaCy NER) plus local rules.
 
-Presidio covers names, places, organisations, dates and the checksum-validated basics; the local rules
-cover what it misses (API keys, tokens, private keys, connection strings, passwords in config, street
-addresses, phones in many countries, prefixed ids, ages, usernames) and need no model, so they also run
-with Presidio off.  All detectors emit :class:`curation.spans.Span`; overlaps are resolved into one
-non-overlapping list per text (see :func:`resolve`).
+Presidio runs spaCy NER (names, places, organisations, nationalities and groups, dates); the local rules
+cover the checksum-validated basics (cards, IBANs, IPs, SSNs) and what NER misses (emails, URLs, API
+keys, tokens, private keys, connection strings, passwords in config, street addresses, phones in many
+countries, prefixed ids, ages, usernames) and need no model, so they also run with Presidio off.  All
+detectors emit :class:`curation.spans.Span`; overlaps are resolved into one non-overlapping list per text
+(see :func:`resolve`).
 
     suite = DetectorSuite(DetectorConfig(deny_list=[...], allow_list=[...]))
     spans_per_text = suite.detect(texts, kinds)   # kinds: "text" | "chat" | "code" | "config" | "log"

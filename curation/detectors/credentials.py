@@ -348,27 +348,6 @@ CREDENTIAL_RULES: tuple[Rule, ...] = (
         lambda v: re.search(r"(?i)(?:password|pwd|accountkey|sharedaccesskey)\s*=\s*[^;\s]", v) is not None,
         True,
     ),
-    Rule(
-        "auth_header",
-        SECRET,
-        _c(
-            r"(?i)\bauthorization[\"']?\s*[:=]\s*[\"']?(?:bearer|basic|token|digest"
-            r"|apikey)\s+(?P<v>[A-Za-z0-9._~+/=-]{8,})"
-        ),
-        0.9,
-        _TIER_CREDENTIAL,
-        lambda v: _secret_value_ok(v),
-        True,
-    ),
-    Rule(
-        "api_key_header",
-        API_KEY,
-        _c(r"(?i)\bx-(?:api|auth|access)-(?:key|token)[\"']?\s*[:=]\s*[\"']?(?P<v>[A-Za-z0-9._~+/=-]{8,})"),
-        0.9,
-        _TIER_CREDENTIAL,
-        _token_value_ok,
-        True,
-    ),
     *_assignment_rules(),
     Rule(
         "env_key_variable",

@@ -1,12 +1,12 @@
-"""PII pattern rules: emails, checksum-validated numbers, URLs, ids, dates, ages, person and firm cues, and
-phone numbers validated with ``phonenumbers``."""
+"""PII pattern rules: emails, checksum-validated numbers, URLs, ids, dates, ages, person and firm cues, and phone
+numbers validated with ``phonenumbers``."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
 
-from curation.detectors.addresses import _PNAME, _STOP, _ZIP
+from curation.detectors.addresses import _PNAME, _STOP
 from curation.detectors.base import _TIER_PATTERN, _TIER_VALIDATED, Rule, _c
 from curation.detectors.validators import (
     _card_ok,
@@ -28,7 +28,6 @@ from curation.spans import (
     ORGANIZATION,
     PERSON,
     PHONE_NUMBER,
-    STREET_ADDRESS,
     URL,
     US_SSN,
     USERNAME,
@@ -253,17 +252,6 @@ PII_RULES: tuple[Rule, ...] = (
         prose_only=True,
     ),
     Rule(
-        "zip_code",
-        STREET_ADDRESS,
-        _c(
-            r"(?i)\b(?:zip|postal|post)(?:[ \t]*code)?\b[ \t]*(?:is|:|#)?[ \t]*"
-            rf"(?P<v>(?=[\w -]*\d){_ZIP}|(?=[\w -]*\d)[A-Z0-9]{{3,4}}[ -][A-Z0-9]{{3}}|\d{{3,10}})\b"
-        ),
-        0.7,
-        _TIER_PATTERN,
-        prose_only=True,
-    ),
-    Rule(
         "introduced_person",
         PERSON,
         _c(
@@ -285,13 +273,6 @@ PII_RULES: tuple[Rule, ...] = (
         prose_only=True,
     ),
     Rule(
-        "named_email",
-        PERSON,
-        _c(rf"(?P<v>{_PNAME}(?:[ \t]+(?:{_PNAME}|[A-Z]\.)){{1,3}})[ \t]*[<(\[][ \t]*(?:mailto:)?[\w.+-]+@"),
-        0.7,
-        _TIER_PATTERN,
-    ),
-    Rule(
         "firm_name",
         ORGANIZATION,
         # partnership names: "Clark, Romero and Hall", "Hubbard, Fox & Gillespie", "Thomas and Sons"
@@ -301,17 +282,6 @@ PII_RULES: tuple[Rule, ...] = (
             rf"|\b{_FIRM_WORD}[ \t]+(?:and|&)[ \t]+(?:Sons|Daughters|Partners|Associates|Brothers)\b"
         ),
         0.6,
-        _TIER_PATTERN,
-        prose_only=True,
-    ),
-    Rule(
-        "titled_person",
-        PERSON,
-        _c(
-            rf"\b(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Sir|Dame|Rev|Capt|Lt|Sgt|Herr|Frau|Sr|Sra|Srta|Mme|Mlle|Sig"
-            rf"|Sig\.ra|Dott|Dott\.ssa|M)\.?[ \t]+(?:{_PNAME}[ \t]+){{0,2}}{_PNAME}"
-        ),
-        0.7,
         _TIER_PATTERN,
         prose_only=True,
     ),

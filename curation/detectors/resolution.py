@@ -6,16 +6,11 @@ import re
 from collections.abc import Sequence
 
 from curation.detectors.base import _TIER_CREDENTIAL, _TIER_DENY, _TIER_NER, _TIER_PATTERN, _TIER_VALIDATED
-from curation.detectors.presidio import NER_ENTITIES
 from curation.spans import (
     CREDENTIAL_LABELS,
-    CREDIT_CARD,
     DATE_TIME,
-    EMAIL_ADDRESS,
-    IBAN_CODE,
     LOCATION,
     STREET_ADDRESS,
-    US_SSN,
     Span,
     merge,
     subtract,
@@ -33,8 +28,6 @@ def _tier(span: Span) -> int:
             t = _SOURCE_TIERS[part]
         elif part.startswith("pattern:"):
             t = _TIER_PATTERN
-        elif part.startswith("presidio:") and part.split(":", 1)[1] not in NER_ENTITIES:
-            t = _TIER_VALIDATED if span.label in (CREDIT_CARD, IBAN_CODE, EMAIL_ADDRESS, US_SSN) else _TIER_PATTERN
         else:
             t = _TIER_NER
         best = max(best, t)

@@ -27,7 +27,7 @@ from curation.spans import CREDIT_CARD, SECRET, Span, subtract
 log = logging.getLogger(__name__)
 
 # Bump whenever a rule, mapping or default threshold changes: it goes into the dataset card.
-RULESET_VERSION = "2025.11-5"
+RULESET_VERSION = "2026.12-1"
 
 # Detector families by what they detect: rule names (``Rule.name``) and the finders without a Rule
 # (street_address, address_block, nrp, job_title, phone).  Presidio recognizers are families of their
@@ -43,7 +43,6 @@ RULE_FAMILIES: dict[str, frozenset[str]] = {
         "digitalocean_token telegram_bot_token discord_token",
         "jwt": "jwt",
         "connection_strings": "url_credentials url_query_credentials kv_connection_string",
-        "auth_headers": "auth_header api_key_header",
         "password_assignments": "password_assignment password_env cli_password",
         "key_assignments": "key_assignment key_env env_key_variable",
         "secret_assignments": "secret_assignment secret_env",
@@ -59,11 +58,8 @@ RULE_FAMILIES: dict[str, frozenset[str]] = {
         "account_ids": "prefixed_id generic_prefixed_id labeled_id",
         "dates": "datetime",
         "ages": "age",
-        "postcodes": "zip_code",
         "introduced_person": "introduced_person",
         "initialed_person": "initialed_person",
-        "named_email": "named_email",
-        "titled_person": "titled_person",
         "firm_names": "firm_name",
         "street_addresses": "street_address",
         "recipient_blocks": "address_block",

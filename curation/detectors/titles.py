@@ -11,8 +11,8 @@ from curation.spans import PERSON, Span
 # --- job titles -----------------------------------------------------------------------------------------
 # A job title next to a name narrows a person down to a handful of people, so it is tagged (label TITLE)
 # where the sentence says it is one: "worked for X as <title>", "<Name>, the <title>, said", or a line of
-# its own under a name line (signature, resume, address block).  Honorifics ("Dr.") are tagged as part of
-# the name by the titled_person rule.  Words are ordinary occupation head nouns (the last word of a title):
+# its own under a name line (signature, resume, address block).  Honorifics ("Dr.") are not titles: NER
+# tags the name after them.  Words are ordinary occupation head nouns (the last word of a title):
 # "Senior software engineer", "Court, municipal, and license clerk".
 TITLE = "TITLE"
 _OCCUPATION_HEADS = frozenset(
