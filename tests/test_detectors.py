@@ -537,3 +537,10 @@ def test_excluded_family_does_not_run() -> None:
     assert without.versions["excluded_families"] == "email"
     with pytest.raises(ValueError, match="unknown detector families"):
         DetectorSuite(DetectorConfig(excluded_families=frozenset({"no_such_family"})))
+
+
+def test_excluding_every_presidio_recognizer_runs_no_presidio() -> None:
+    """Presidio given no recognizer would load all of its predefined ones instead."""
+    config = DetectorConfig(excluded_families=detectors.PRESIDIO_RECOGNIZERS)
+    text = "Yesterday Barack Obama flew from Chicago to Paris."
+    assert not [s for s in DetectorSuite(config).detect([text])[0] if s.source.startswith("presidio:")]

@@ -15,14 +15,7 @@ from typing import Any
 
 from curation.detectors.base import CODE_KINDS, DetectorError
 from curation.detectors.ner import _chunks, _clean_ner, _comment_name_ok, _comments, _truecase
-from curation.spans import (
-    DATE_TIME,
-    LOCATION,
-    NRP,
-    ORGANIZATION,
-    PERSON,
-    Span,
-)
+from curation.spans import DATE_TIME, LOCATION, NRP, ORGANIZATION, PERSON, Span
 
 # Presidio entity -> our label: the spaCy NER entities.  Entities not listed are ignored.
 PRESIDIO_TO_LABEL: dict[str, str] = {

@@ -136,6 +136,8 @@ class DetectorSuite:
         self._off: frozenset[str] = frozenset().union(
             *(RULE_FAMILIES[f] for f in self.config.excluded_families if f in RULE_FAMILIES)
         )
+        # Presidio with no recognizer left would load all its predefined ones: it does not run instead
+        self._recognizers = PRESIDIO_RECOGNIZERS - self.config.excluded_families
         rules = PII_RULES + (CREDENTIAL_RULES if self.config.use_credentials else ())
         self._rules: tuple[Rule, ...] = tuple(r for r in rules if r.name not in self._off)
 
@@ -146,7 +148,7 @@ class DetectorSuite:
     def _ensure_presidio(self) -> Any:
         if self._batch is None:
             self._analyzer, self._batch, self._model_name = load_analyzer(
-                self.config.spacy_model, self.config.language, PRESIDIO_RECOGNIZERS - self.config.excluded_families
+                self.config.spacy_model, self.config.language, self._recognizers
             )
         return self._batch
 
@@ -162,7 +164,8 @@ class DetectorSuite:
         if kinds is not None and len(kinds) != len(texts):
             raise ValueError(f"kinds has {len(kinds)} entries for {len(texts)} texts")
         kinds_list = list(kinds) if kinds is not None else ["text"] * len(texts)
-        presidio = self._presidio_spans(texts, kinds_list) if self.config.use_presidio else [[] for _ in texts]
+        run_presidio = self.config.use_presidio and self._recognizers
+        presidio = self._presidio_spans(texts, kinds_list) if run_presidio else [[] for _ in texts]
         secrets: list[list[Span]] = [[] for _ in texts]
         if self.config.use_credsweeper:
             secrets = self._ensure_credsweeper().find_many(texts)
