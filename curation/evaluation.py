@@ -11,6 +11,7 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -46,6 +47,9 @@ from curation.tagger import (
     training_digest,
 )
 from curation.warehouse import Warehouse, load_token_scores, sha256_text
+
+if TYPE_CHECKING:
+    from curation.detectors import DetectorSuite
 
 
 def default_cache() -> Path:
@@ -170,11 +174,15 @@ def run_eval(
     public_sets: bool = True,
     tagger_config: TaggerConfig | None = None,
     label_map: Mapping[str, str] | None = None,
+    detector_suite: DetectorSuite | None = None,
     progress=_log,
 ) -> dict:
     """Train the tagger on the calibration sets (plus the bundled public sets), calibrate on the
     domain's set, predict GOLD; write predicted spans and metrics (with a per-signal ablation). GOLD and
-    the calibration sets are read with ``label_map`` (default: the bundled one)."""
+    the calibration sets are read with ``label_map`` (default: the bundled one).
+
+    ``detector_suite`` replaces the default ``DetectorSuite(DetectorConfig())``: scripts/ablate_detectors.py
+    passes suites with detector families excluded."""
     started = time.perf_counter()
     specs = labeled_set_specs(calibrate_on)
     domain = domain or specs[0][0]
@@ -186,7 +194,9 @@ def run_eval(
     warehouse = Warehouse(warehouse_path or default_cache())
     cache = HiddenStateCache(warehouse.path.parent, scorer.model_key) if use_tagger else None
     suite = None
-    if use_detectors:
+    if use_detectors and detector_suite is not None:
+        suite = detector_suite
+    elif use_detectors:
         from curation.detectors import DetectorConfig, DetectorSuite
 
         suite = DetectorSuite(DetectorConfig())

@@ -73,7 +73,7 @@ def _given_names() -> frozenset[str]:
 @cache
 def _not_a_person() -> re.Pattern:
     """A name part that marks a firm or a place ("Acme Logistics", "Harbor Street")."""
-    from curation.detectors import _ORG_SUFFIX, _USPS_FULL
+    from curation.detectors.addresses import _ORG_SUFFIX, _USPS_FULL
 
     return re.compile(rf"^(?:{_ORG_SUFFIX}|(?:{'|'.join(_USPS_FULL)})s?)$")
 

@@ -22,7 +22,8 @@ os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from curation.detectors import DetectorConfig, DetectorSuite, _resolve_spacy_package
+from curation.detectors import DetectorConfig, DetectorSuite
+from curation.detectors.presidio import _resolve_spacy_package
 from curation.spans import CREDENTIAL_LABELS, Span, merge
 
 # the shared dev data sits beside the repository (../shared/data), as in the development layout

@@ -517,3 +517,30 @@ def test_truecased_caps_place_is_found(suite: DetectorSuite) -> None:
     assert _covered(suite.detect([text])[0], text, "BÜSCHENDORF")  # missed without truecasing
     text = "She flew from LYON to Madrid on Friday."
     assert _find(suite.detect([text])[0], text, "LYON").label == LOCATION  # an ORGANIZATION otherwise
+
+
+def test_every_rule_is_in_exactly_one_family() -> None:
+    from curation.detectors.suite import RULE_FAMILIES
+
+    rule_names = [r.name for r in detectors.PII_RULES + detectors.CREDENTIAL_RULES]
+    finders = {"street_address", "address_block", "nrp", "job_title", "phone"}
+    members = [m for family in RULE_FAMILIES.values() for m in family]
+    assert sorted(members) == sorted([*rule_names, *finders])
+
+
+def test_excluded_family_does_not_run() -> None:
+    text = "Write to ada@example.org or call 555-867-5309, key AKIAIOSFODNN7EXAMPLE."
+    everything = DetectorSuite(DetectorConfig(use_presidio=False)).detect([text])[0]
+    without = DetectorSuite(DetectorConfig(use_presidio=False, excluded_families=frozenset({"email"})))
+    assert EMAIL_ADDRESS in {s.label for s in everything}
+    assert [s for s in everything if s.label != EMAIL_ADDRESS] == without.detect([text])[0]
+    assert without.versions["excluded_families"] == "email"
+    with pytest.raises(ValueError, match="unknown detector families"):
+        DetectorSuite(DetectorConfig(excluded_families=frozenset({"no_such_family"})))
+
+
+def test_excluding_every_presidio_recognizer_runs_no_presidio() -> None:
+    """Presidio given no recognizer would load all of its predefined ones instead."""
+    config = DetectorConfig(excluded_families=detectors.PRESIDIO_RECOGNIZERS)
+    text = "Yesterday Barack Obama flew from Chicago to Paris."
+    assert not [s for s in DetectorSuite(config).detect([text])[0] if s.source.startswith("presidio:")]

@@ -16,7 +16,7 @@ from curation.surrogates.casing import _match_case
 # that is recognized in originals but never drawn: nouns that are no adjectives ("Pole", "Jew"), adjectives
 # of religions and parties ("Jewish", "Democratic"), ethnic / regional groups, rare or loaded words, and
 # words that read as something else in lower case ("polish").  Drawn forms are common, neutral words.
-# Recognition covers at least every word of the NRP lexicon in curation/detectors.py (a test checks it).
+# Recognition covers at least every word of the NRP lexicon in curation/detectors/nrp.py (a test checks it).
 _NRP_GROUPS = {
     "nationality": """
         Afghan/s Albanian/s Algerian/s American/s Andorran/s Angolan/s Argentine/s|~Argentinian/s Armenian/s
