@@ -15,8 +15,10 @@ letters, no-break spaces) with Cyrillic and Greek letters that look like Latin o
 from __future__ import annotations
 
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
+
+from curation.spans import Span
 
 # Non-Latin letters drawn like Latin ones (Unicode confusables, the letters seen in names and words).
 _CONFUSABLES = str.maketrans(
@@ -76,6 +78,12 @@ class MatchText:
             at = self.starts[start] if start < len(self.starts) else len(self.original)
             return at, at
         return self.starts[start], self.ends[end - 1]
+
+    def original_spans(self, spans: list[Span]) -> list[Span]:
+        """Spans found on the matching text, in the original's offsets."""
+        if self.identical:
+            return spans
+        return [replace(s, start=a, end=b) for s in spans for a, b in [self.original_span(s.start, s.end)]]
 
 
 def for_matching(text: str) -> MatchText:

@@ -66,3 +66,27 @@ def test_spellings_that_read_alike_share_one_vault_identity() -> None:
     assert normalize_value(S.PERSON, f"Perpetua Zan{ZWSP}gwill") == normalize_value(S.PERSON, "Perpetua Zangwill")
     assert normalize_value(S.EMAIL_ADDRESS, "dаna@example.org") == "dana@example.org"  # Cyrillic а
     assert normalize_value(S.PASSWORD, "pаss") != normalize_value(S.PASSWORD, "pass")  # a secret stays exact
+
+
+def test_detectors_read_the_matching_view_and_answer_in_original_offsets() -> None:
+    from curation.detectors import DetectorConfig, DetectorSuite
+
+    suite = DetectorSuite(DetectorConfig(use_presidio=False))
+    texts = [
+        f"mail dana{ZWSP}@example.org today",
+        "mail d\u0430na@example.org today",  # a Cyrillic а
+        f"call 555{ZWSP}-0134 or Ｄana@example.org",
+    ]
+    detected = zip(texts, suite.detect(texts), strict=True)
+    found = [[(s.label, text[s.start : s.end]) for s in spans] for text, spans in detected]
+    assert found[0] == [(S.EMAIL_ADDRESS, f"dana{ZWSP}@example.org")]
+    assert found[1] == [(S.EMAIL_ADDRESS, "d\u0430na@example.org")]
+    assert (S.PHONE_NUMBER, f"555{ZWSP}-0134") in found[2] and (S.EMAIL_ADDRESS, "Ｄana@example.org") in found[2]
+
+
+def test_the_leak_matcher_finds_a_value_through_invisible_and_look_alike_characters() -> None:
+    from curation.matching import ValueFinder
+
+    finder = ValueFinder([(S.PERSON, "Perpetua Zangwill")])
+    for text in (f"ask Perpetua Zan{ZWSP}gwill", "ask Реrpetua Zangwill", "ask Ｐｅｒｐｅｔｕａ Zangwill"):
+        assert [label for _, _, label in finder.find(text)] == [S.PERSON], text

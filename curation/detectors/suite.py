@@ -23,6 +23,7 @@ from curation.detectors.presidio import (
 from curation.detectors.resolution import _literal_pattern, _trim, resolve, split_lines
 from curation.detectors.titles import _find_titles
 from curation.spans import CREDIT_CARD, SECRET, Span, subtract
+from curation.textnorm import for_matching
 
 log = logging.getLogger(__name__)
 
@@ -159,7 +160,16 @@ class DetectorSuite:
 
     # --- detection -----------------------------------------------------------------------------------
     def detect(self, texts: Sequence[str], kinds: Sequence[str] | None = None) -> list[list[Span]]:
-        """Spans per text.  ``kinds`` (per text, e.g. "text", "code", "config", "log") skips NER on code."""
+        """Spans per text.  ``kinds`` (per text, e.g. "text", "code", "config", "log") skips NER on code.
+
+        Every detector reads the matching view of the text (``curation.textnorm``: zero-width and other
+        invisible characters dropped, look-alike letters folded), and the spans come back in the original's
+        offsets, so "dana<U+200B>@example.org" or a Cyrillic-"а" email is found like the plain one."""
+        views = [for_matching(text) for text in texts]
+        found = self._detect([view.text for view in views], kinds)
+        return [view.original_spans(spans) for view, spans in zip(views, found, strict=True)]
+
+    def _detect(self, texts: Sequence[str], kinds: Sequence[str] | None = None) -> list[list[Span]]:
         texts = list(texts)
         if kinds is not None and len(kinds) != len(texts):
             raise ValueError(f"kinds has {len(kinds)} entries for {len(texts)} texts")
