@@ -28,7 +28,7 @@ from curation.textnorm import for_matching
 log = logging.getLogger(__name__)
 
 # Bump whenever a rule, mapping or default threshold changes: it goes into the dataset card.
-RULESET_VERSION = "2026.12-1"
+RULESET_VERSION = "2026.12-2"
 
 # Detector families by what they detect: rule names (``Rule.name``) and the finders without a Rule
 # (street_address, address_block, nrp, job_title, phone).  Presidio recognizers are families of their
