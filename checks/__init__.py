@@ -1,5 +1,6 @@
 """Asset checks: the release gates (blocking, ERROR severity) and data contracts."""
 
+from checks import _warnings  # noqa: F401  (before the checks are defined)
 from checks.contracts import document_contract, mask_span_contract, token_score_contract
 from checks.release_gates import (
     calibration_health,

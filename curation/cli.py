@@ -243,10 +243,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
         return 2
     from curation.evaluation import run_eval
     from curation.labeled import LabeledFormatError
+    from curation.labelmap import load_label_map
     from curation.scoring import ScoringConfig
 
     scoring = ScoringConfig(prompt=args.prompt or "", contrast_prompt=args.contrast_prompt or "")
     try:
+        label_map = load_label_map(args.label_map) if args.label_map else None  # LabelMapError is a ValueError
         metrics = run_eval(
             Path(args.gold),
             Path(args.predictions),
@@ -259,6 +261,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             collateral_budget=args.collateral_budget,
             use_tagger=not args.no_tagger,
             public_sets=not args.no_public_sets,
+            label_map=label_map,
         )
     except (LabeledFormatError, ValueError, FileNotFoundError) as exc:
         print(f"curation eval: {exc}", file=sys.stderr)
@@ -508,6 +511,11 @@ def build_parser() -> argparse.ArgumentParser:
         "domains (default: bundled validation set)",
     )
     ev.add_argument("--domain", help="which --calibrate-on domain GOLD belongs to (default: the first)")
+    ev.add_argument(
+        "--label-map",
+        help="YAML mapping of your files' labels to the convention's (source label -> convention label), on top "
+        "of the bundled map of TAB, presidio-research and CredData names",
+    )
     ev.add_argument("--no-tagger", action="store_true", help="detectors and surprise only (no learned tagger)")
     ev.add_argument(
         "--no-public-sets", action="store_true", help="train the tagger on --calibrate-on only (not the bundled sets)"

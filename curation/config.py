@@ -127,6 +127,10 @@ class CurationConfig:
     releases_dir: str = "releases"
     input: str | None = None  # None = bundled sample corpus
     validation: str | None = None  # None = bundled labeled validation set
+    # YAML source label -> convention label for labeled files in a vocabulary of one's own, on top of the
+    # bundled map (TAB, presidio-research, CredData); applies to the validation set, tagger.labeled_sets and
+    # the labels that arrive with the input. None = the bundled map alone.
+    label_map: str | None = None
     batch_id: str = "sample"
     inbox: str = "inbox"  # one file or folder per delivery batch (watched by the inbox sensor)
     inbox_settle_seconds: float = 30.0  # an entry unchanged this long (or with a _READY marker) is complete
@@ -164,6 +168,16 @@ class CurationConfig:
     @property
     def validation_path(self) -> Path:
         return self.path(self.validation) if self.validation else bundled("validation.jsonl")
+
+    @property
+    def label_map_path(self) -> Path | None:
+        return self.path(self.label_map) if self.label_map else None
+
+    def label_table(self) -> dict[str, str] | None:
+        """The label map labeled data is read with: the bundled one (None), or it with `label_map` on top."""
+        from curation.labelmap import load_label_map
+
+        return load_label_map(self.label_map_path) if self.label_map_path else None
 
     def tagger_sets(self) -> list[tuple[str, Path]]:
         """(domain, path) of the labeled sets the tagger trains on besides the validation set."""
@@ -296,6 +310,7 @@ def _check(config: CurationConfig, where: str) -> None:
             f"masked_fraction_min={gates.masked_fraction_min}, masked_fraction_max={gates.masked_fraction_max}"
         )
     problems += _check_labeled_sets(config)
+    problems += _check_label_map(config)
     if not isinstance(config.sharding.workers, int) or config.sharding.workers < 1:
         problems.append(f"sharding.workers must be a whole number >= 1, got {config.sharding.workers!r}")
     from curation.tagger import ENCODERS
@@ -315,6 +330,23 @@ def _check_labeled_sets(config: CurationConfig) -> list[str]:
         elif not config.path(path.strip()).is_file():
             problems.append(f"tagger.labeled_sets: {config.path(path.strip())} (domain {domain!r}) is not a file")
     return problems
+
+
+def _check_label_map(config: CurationConfig) -> list[str]:
+    from curation.labelmap import LabelMapError
+
+    if config.label_map is None:
+        return []
+    if not isinstance(config.label_map, str) or not config.label_map.strip():
+        return [f"label_map must be the path of a YAML file, got {config.label_map!r}"]
+    path = config.label_map_path
+    if not path.is_file():
+        return [f"label_map: {path} is not a file"]
+    try:
+        config.label_table()
+    except LabelMapError as exc:
+        return [f"label_map: {exc}"]
+    return []
 
 
 def _did_you_mean(name: str, known: set[str]) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -210,12 +210,14 @@ def calibrated_signals(
     use_tagger: bool = True,
     public_sets: bool = True,
     tagger_config: TaggerConfig | None = None,
+    label_map: Mapping[str, str] | None = None,
     progress=_log,
 ) -> CalibratedSignals:
-    """Score and detect the ``--calibrate-on`` sets, train (or load) the tagger on them plus the bundled
-    public sets, choose each domain's tagger threshold and detector combination."""
+    """Score and detect the ``--calibrate-on`` sets (read with ``label_map``, default: the bundled one),
+    train (or load) the tagger on them plus the bundled public sets, choose each domain's tagger threshold
+    and detector combination."""
     specs = labeled_set_specs(calibrate_on)
-    val_by_domain = {d: load_labeled(p) for d, p in specs}
+    val_by_domain = {d: load_labeled(p, label_map) for d, p in specs}
     scorer = ReferenceScorer(scoring or ScoringConfig())
     warehouse = Warehouse(warehouse_path or default_cache())
     cache = HiddenStateCache(warehouse.path.parent, scorer.model_key) if use_tagger else None
@@ -302,16 +304,18 @@ def run_eval(
     use_tagger: bool = True,
     public_sets: bool = True,
     tagger_config: TaggerConfig | None = None,
+    label_map: Mapping[str, str] | None = None,
     progress=_log,
 ) -> dict:
     """Train the tagger on the calibration sets (plus the bundled public sets), calibrate on the
-    domain's set, predict GOLD; write predicted spans and metrics (with a per-signal ablation)."""
+    domain's set, predict GOLD; write predicted spans and metrics (with a per-signal ablation). GOLD and
+    the calibration sets are read with ``label_map`` (default: the bundled one)."""
     started = time.perf_counter()
     specs = labeled_set_specs(calibrate_on)
     domain = domain or specs[0][0]
     if domain not in {d for d, _ in specs}:
         raise ValueError(f"--domain {domain!r} is not one of the --calibrate-on domains {[d for d, _ in specs]}")
-    gold_records = load_labeled(gold_path)
+    gold_records = load_labeled(gold_path, label_map)
     signals = calibrated_signals(
         calibrate_on,
         warehouse_path=warehouse_path,
@@ -320,6 +324,7 @@ def run_eval(
         use_tagger=use_tagger,
         public_sets=public_sets,
         tagger_config=tagger_config,
+        label_map=label_map,
         progress=progress,
     )
     progress(f"scoring and detecting {gold_path} ({len(gold_records)} records)")

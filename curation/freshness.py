@@ -5,11 +5,11 @@ the release asset records it next to the release once every gate has passed. A l
 whose fingerprint matches a recorded one, with the release still on disk and its checksums verifying,
 has nothing to do (like `make` with up-to-date targets) and launches no run; `--force` runs anyway.
 
-What goes in: the bytes of the input (file or folder), of the validation set and of the convention file;
-the resolved config; the source of the pipeline code and its bundled data; the reference model key
-(model id, dtype and every scoring parameter); the versions of the detector stack and of the packages
-whose output lands in a release; the HMAC key id (a rotated key rewrites every surrogate). Anything not
-listed here cannot change a release, or a matching fingerprint would skip real work.
+What goes in: the bytes of the input (file or folder), of the validation set, of the convention file and
+of the label-map file; the resolved config; the source of the pipeline code and its bundled data; the
+reference model key (model id, dtype and every scoring parameter); the versions of the detector stack and
+of the packages whose output lands in a release; the HMAC key id (a rotated key rewrites every surrogate).
+Anything not listed here cannot change a release, or a matching fingerprint would skip real work.
 """
 
 from __future__ import annotations
@@ -112,6 +112,7 @@ def run_fingerprint(
         "input": digest_path(config.input_path),
         "validation": digest_path(config.validation_path),
         "convention": digest_path(convention) if convention else "bundled",
+        "label_map": digest_path(config.label_map_path) if config.label_map_path else "bundled",
         "code": code,
         "model_key": model_key,
         "detectors": dict(detector_versions),

@@ -21,7 +21,7 @@ import json
 import lzma
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -131,12 +131,20 @@ class _Reject(Exception):
     """A record fails validation; the message is the quarantine reason."""
 
 
-def ingest(path: Path, *, batch_id: str, field_map: FieldMap | None = None, max_chars: int = 200_000) -> IngestResult:
-    """Ingest a JSONL/Parquet/CSV file or a folder into documents, gold spans and quarantine."""
+def ingest(
+    path: Path,
+    *,
+    batch_id: str,
+    field_map: FieldMap | None = None,
+    max_chars: int = 200_000,
+    label_map: Mapping[str, str] | None = None,
+) -> IngestResult:
+    """Ingest a JSONL/Parquet/CSV file or a folder into documents, gold spans and quarantine; gold labels go
+    through ``label_map`` (default: the bundled one)."""
     path = Path(path)
     check_input_path(path)
     fmap = field_map or FieldMap()
-    collector = _Collector(batch_id, max_chars)
+    collector = _Collector(batch_id, max_chars, label_map)
     if path.is_dir():
         raws = _read_folder(path, fmap, max_chars)
     else:
@@ -581,7 +589,7 @@ def _kind_of(value: Any, default: str) -> str:
     return value
 
 
-def _gold_spans(value: Any, n_chars: int) -> list[Span]:
+def _gold_spans(value: Any, n_chars: int, label_map: Mapping[str, str] | None = None) -> list[Span]:
     """Labeled spans on the record, checked against the text so gold data is usable as is."""
     value = None if _blank(value) else _json_cell(value, "spans")
     if value is None:
@@ -604,9 +612,9 @@ def _gold_spans(value: Any, n_chars: int) -> list[Span]:
     mapped = []
     for i, span in enumerate(spans):  # onto the convention's labels; an unknown one never ships as a tag
         try:
-            mapped.append(Span(span.start, span.end, map_label(span.label), source="gold"))
+            mapped.append(Span(span.start, span.end, map_label(span.label, label_map), source="gold"))
         except UnknownLabelError:
-            raise _Reject(unknown_label_message(span.label, f"span {i}")) from None
+            raise _Reject(unknown_label_message(span.label, f"span {i}", label_map)) from None
     return mapped
 
 
@@ -625,6 +633,7 @@ class _Collector:
 
     batch_id: str
     max_chars: int
+    label_map: Mapping[str, str] | None = None
     n_input: int = 0
     docs: list[dict[str, Any]] = field(default_factory=list)
     gold: list[dict[str, Any]] = field(default_factory=list)
@@ -665,7 +674,7 @@ class _Collector:
         if len(text) > self.max_chars:
             raise _Reject(f"text has {len(text)} chars, over max_chars={self.max_chars}; split the record")
         kind = _kind_of(fields.get("kind"), default_kind)
-        spans = _gold_spans(fields.get("spans"), len(text))
+        spans = _gold_spans(fields.get("spans"), len(text), self.label_map)
         metadata = _metadata_of(fields.get("metadata"))
         if turn_ranges is not None:
             metadata["turns"] = turn_ranges

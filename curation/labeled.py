@@ -111,7 +111,8 @@ def _parse_spans(value: Any, text: str, label_map: Mapping[str, str] | None = No
 
 def load_labeled(path: Path, label_map: Mapping[str, str] | None = None) -> list[LabeledRecord]:
     """Read labeled JSONL line by line; blank lines are skipped, ids must be unique; labels are mapped
-    onto the convention's (an unknown label is an error naming it, the line and the known labels)."""
+    onto the convention's through ``label_map`` (default: the bundled map; a user's vocabulary comes from
+    ``labelmap.load_label_map``). An unknown label is an error naming it, the line and the known labels."""
     path = Path(path)
     records: list[LabeledRecord] = []
     first_line: dict[str, int] = {}

@@ -47,7 +47,7 @@ def check_run_inputs(config: CurationConfig) -> None:
     check_input_path(path)
     if not _has_content(path):
         raise InputError(f"input {path} is empty: no records to curate (an empty export, or the wrong file?)")
-    load_labeled(config.validation_path)  # raises LabeledFormatError naming file:line and the problem
+    load_labeled(config.validation_path, config.label_table())  # raises LabeledFormatError naming file:line
     configured_key(config)  # raises HmacKeyError saying where a key was looked for
 
 

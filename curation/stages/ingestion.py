@@ -13,7 +13,7 @@ from curation.warehouse import CALIBRATION_BATCH, CORPUS, LABELED, VALIDATION, W
 
 def ingest_stage(config: CurationConfig, warehouse: Warehouse) -> dict:
     """Load the input into ``documents``; rejects go to ``quarantine``; counts must reconcile."""
-    result = ingest(config.input_path, batch_id=config.batch_id)
+    result = ingest(config.input_path, batch_id=config.batch_id, label_map=config.label_table())
     if not result.reconciles():
         raise RuntimeError(
             f"ingest of {config.input_path} lost records: {result.n_input} in, "
@@ -48,8 +48,9 @@ def validation_rows(config: CurationConfig) -> tuple[list[tuple], list[tuple], d
     if config.tagger.enabled:
         sets += [(LABELED, domain, path) for domain, path in config.tagger_sets()]
     rows, gold, summary = [], [], {}
+    label_map = config.label_table()
     for dataset, domain, path in sets:
-        records = load_labeled(path)
+        records = load_labeled(path, label_map)
         calib, heldout = split_records(records, 1 - config.calibration.heldout_fraction, config.calibration.seed)
         prefix = "" if dataset == VALIDATION else f"{domain}/"
         for split, part in (("calibration", calib), ("heldout", heldout)):
