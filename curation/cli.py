@@ -274,8 +274,10 @@ def cmd_label_export(args: argparse.Namespace) -> int:
     """Pick records worth labeling and write them as Label Studio tasks with the current predictions."""
     from curation.labeled import LabeledFormatError
     from curation.labeling import export_tasks
+    from curation.labelmap import load_label_map
 
     try:
+        label_map = load_label_map(args.label_map) if args.label_map else None  # LabelMapError is a ValueError
         summary = export_tasks(
             Path(args.input),
             args.n,
@@ -285,6 +287,7 @@ def cmd_label_export(args: argparse.Namespace) -> int:
             calibrate_on=args.calibrate_on or None,
             domain=args.domain,
             warehouse_path=Path(args.warehouse) if args.warehouse else None,
+            label_map=label_map,
         )
     except (LabeledFormatError, ValueError) as exc:
         print(f"curation label export: {exc}", file=sys.stderr)
@@ -297,11 +300,13 @@ def cmd_label_import(args: argparse.Namespace) -> int:
     """A Label Studio JSON export as labeled JSONL: all tasks valid, or nothing written."""
     from curation.evaluation import labeled_set_specs
     from curation.labeling import LabelImportError, import_export, write_labeled_private
+    from curation.labelmap import load_label_map
 
     domain = args.domain or labeled_set_specs(args.out)[0][0]
     try:
-        records, unlabeled = import_export(Path(args.export), domain)
-    except LabelImportError as exc:
+        label_map = load_label_map(args.label_map) if args.label_map else None
+        records, unlabeled = import_export(Path(args.export), domain, label_map)
+    except (LabelImportError, ValueError) as exc:
         print(f"curation label import: {exc}", file=sys.stderr)
         return 2
     write_labeled_private(Path(args.out), records)
@@ -339,6 +344,7 @@ def add_label_parser(sub) -> None:
     )
     export.add_argument("--domain", help="which --calibrate-on domain INPUT belongs to (default: the first)")
     export.add_argument("--warehouse", help="DuckDB file caching scores (default: ~/.cache/curation/eval.duckdb)")
+    export.add_argument("--label-map", help="YAML label map for the --calibrate-on sets' labels, as for curation eval")
     export.set_defaults(func=cmd_label_export)
     imp = steps.add_parser(
         "import",
@@ -356,6 +362,7 @@ def add_label_parser(sub) -> None:
         help="domain the records belong to (default: the --out file's stem, or its folder for labeled.jsonl, "
         "as --calibrate-on names it)",
     )
+    imp.add_argument("--label-map", help="YAML label map for labels of a project's own config, as for curation eval")
     imp.set_defaults(func=cmd_label_import)
 
 

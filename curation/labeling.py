@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -181,7 +181,9 @@ def _offsets(text: str, value: dict) -> tuple[int, int]:
     raise ValueError(f"[{start}, {end}) is {text[start:end]!r} in the text, but the annotation says {quoted!r}")
 
 
-def task_record(item: Any, domain: str) -> tuple[dict[str, Any] | None, list[str]]:
+def task_record(
+    item: Any, domain: str, label_map: Mapping[str, str] | None = None
+) -> tuple[dict[str, Any] | None, list[str]]:
     """One exported task as a labeled record (None when it has no usable annotation) and its problems."""
     if not isinstance(item, dict):
         return None, [f"expected a task object, got {type(item).__name__}"]
@@ -207,9 +209,9 @@ def task_record(item: Any, domain: str) -> tuple[dict[str, Any] | None, list[str
             continue
         try:
             start, end = _offsets(text, value)
-            label = map_label(labels[0])
+            label = map_label(labels[0], label_map)
         except UnknownLabelError:
-            problems.append(unknown_label_message(labels[0], where))
+            problems.append(unknown_label_message(labels[0], where, label_map))
             continue
         except ValueError as exc:
             problems.append(f"{where}: {exc}")
@@ -220,9 +222,12 @@ def task_record(item: Any, domain: str) -> tuple[dict[str, Any] | None, list[str
     return {**record, "domain": domain}, problems
 
 
-def import_export(export_path: Path, domain: str) -> tuple[list[dict[str, Any]], int]:
-    """Labeled records of a Label Studio JSON export and how many tasks had no usable annotation; raises
-    LabelImportError listing every bad task (task id: what is wrong) so nothing partial is written."""
+def import_export(
+    export_path: Path, domain: str, label_map: Mapping[str, str] | None = None
+) -> tuple[list[dict[str, Any]], int]:
+    """Labeled records of a Label Studio JSON export (labels through ``label_map``, default: the bundled
+    one) and how many tasks had no usable annotation; raises LabelImportError listing every bad task
+    (task id: what is wrong) so nothing partial is written."""
     export_path = Path(export_path)
     try:
         tasks = json.loads(export_path.read_text(encoding="utf-8"))
@@ -233,7 +238,7 @@ def import_export(export_path: Path, domain: str) -> tuple[list[dict[str, Any]],
     records, errors, unlabeled, first = [], [], 0, {}
     for index, item in enumerate(tasks):
         task_id = item.get("id", f"#{index}") if isinstance(item, dict) else f"#{index}"
-        record, problems = task_record(item, domain)
+        record, problems = task_record(item, domain, label_map)
         if record is not None and record["id"] in first:
             problems.append(f"duplicate doc_id {record['id']!r} (also task {first[record['id']]})")
         errors += [f"task {task_id}: {p}" for p in problems]
@@ -277,6 +282,7 @@ def export_tasks(
     domain: str | None = None,
     warehouse_path: Path | None = None,
     collateral_budget: float = 0.03,
+    label_map: Mapping[str, str] | None = None,
     progress=None,
 ) -> dict[str, Any]:
     """Pick ``n`` records of the input, predict their spans with the domain's calibrated detection, write
@@ -296,7 +302,7 @@ def export_tasks(
     if not candidates:
         raise ValueError(f"{input_path}: no records to label (every record was quarantined or the input is empty)")
     to_predict = pick_random(candidates, n, seed) if strategy == "random" else candidates
-    signals = calibrated_signals(calibrate_on, warehouse_path=warehouse_path, progress=progress)
+    signals = calibrated_signals(calibrate_on, warehouse_path=warehouse_path, label_map=label_map, progress=progress)
     combination = signals.combination(domain)
     cal_docs = signals.val_docs[domain]
     for doc in cal_docs:
