@@ -104,9 +104,15 @@ def disagreement(n_chars: int, signals: Sequence[Sequence[Span]]) -> float:
 # -- Label Studio import format -------------------------------------------------------------------
 def label_config(labels: Sequence[str] = KNOWN_LABELS) -> str:
     """The labeling interface: the convention's labels over the record's text."""
-    items = "\n".join(f'    <Label value="{label}"/>' for label in labels)
-    return f'<View>\n  <Labels name="{FROM_NAME}" toName="{TO_NAME}">\n{items}\n  </Labels>\n' \
-        f'  <Text name="{TO_NAME}" value="$text"/>\n</View>\n'
+    lines = [
+        "<View>",
+        f'  <Labels name="{FROM_NAME}" toName="{TO_NAME}">',
+        *(f'    <Label value="{label}"/>' for label in labels),
+        "  </Labels>",
+        f'  <Text name="{TO_NAME}" value="$text"/>',
+        "</View>",
+    ]
+    return "\n".join(lines) + "\n"
 
 
 def task(candidate: Candidate, model_version: str) -> dict[str, Any]:
@@ -317,7 +323,7 @@ def export_tasks(
     for candidate, doc, p in zip(to_predict, docs, probs, strict=True):
         candidate.spans = predicted_spans(doc, combination, chosen)
         candidate.score = uncertainty(doc, p, threshold, cals.get("surprise"))
-    picked = pick_random(to_predict, n, seed) if strategy == "random" else pick_spread(to_predict, n)
+    picked = to_predict if strategy == "random" else pick_spread(to_predict, n)
     model_version = f"curation {domain}: {'+'.join(combination)}, policy {chosen.policy}"
     if signals.head is not None:
         model_version += f", tagger {signals.head.key}"
