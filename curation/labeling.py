@@ -116,7 +116,7 @@ def label_config(labels: Sequence[str] = KNOWN_LABELS) -> str:
 
 
 def task(candidate: Candidate, model_version: str) -> dict[str, Any]:
-    """One Label Studio task with the current detection's spans as a prediction."""
+    """One Label Studio task with the current detection's spans as a prediction (scored by uncertainty)."""
     result = [
         {
             "from_name": FROM_NAME,
@@ -129,7 +129,9 @@ def task(candidate: Candidate, model_version: str) -> dict[str, Any]:
     data = {"text": candidate.text, "doc_id": candidate.doc_id}
     if candidate.kind != "text":
         data["kind"] = candidate.kind
-    return {"data": data, "predictions": [{"model_version": model_version, "result": result}]}
+    # Label Studio sorts tasks by prediction score: the most uncertain records first
+    prediction = {"model_version": model_version, "score": round(candidate.score, 4), "result": result}
+    return {"data": data, "predictions": [prediction]}
 
 
 def config_path_for(tasks_path: Path) -> Path:

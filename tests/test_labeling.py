@@ -57,7 +57,7 @@ def _write(tmp_path: Path, tasks) -> Path:
 
 
 def test_export_format_and_label_config(tmp_path):
-    candidate = Candidate("doc-7", TEXT, "text", [Span(5, 19, "PERSON"), Span(23, 39, "EMAIL_ADDRESS")])
+    candidate = Candidate("doc-7", TEXT, "text", [Span(5, 19, "PERSON"), Span(23, 39, "EMAIL_ADDRESS")], 0.71234)
     out = tmp_path / "tasks.json"
     config = write_tasks(out, [candidate], "curation test")
     assert config == tmp_path / "tasks.label_config.xml" == config_path_for(out)
@@ -68,6 +68,7 @@ def test_export_format_and_label_config(tmp_path):
             "predictions": [
                 {
                     "model_version": "curation test",
+                    "score": 0.7123,
                     "result": [
                         {
                             "from_name": "label",
@@ -372,3 +373,14 @@ def test_round_trip_through_label_studio(tmp_path):
             os.killpg(process.pid, signal.SIGKILL)
             process.wait(timeout=30)
     print(f"\nexport {exported_s:.0f}s, Label Studio up at {up_s:.0f}s, total {time.perf_counter() - started:.0f}s")
+
+
+def test_export_cli_refuses_bad_arguments_before_loading_a_model(tmp_path, capsys):
+    corpus = tmp_path / "in.jsonl"
+    corpus.write_text(json.dumps({"id": "a", "text": "hello"}) + "\n")
+    out = tmp_path / "tasks.json"
+    assert main(["label", "export", str(corpus), "--n", "0", "--out", str(out)]) == 2
+    assert "--n must be at least 1" in capsys.readouterr().err
+    assert main(["label", "export", str(corpus), "--n", "3", "--out", str(out), "--domain", "court"]) == 2
+    assert "--domain 'court' is not one of the --calibrate-on domains" in capsys.readouterr().err
+    assert not out.exists()
