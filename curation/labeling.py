@@ -2,8 +2,8 @@
 current detection as predictions (annotators correct rather than start from nothing), and read the
 annotations back as a labeled JSONL set calibration can use.
 
-Export picks by uncertainty (default) or at random (the seeded baseline). A record's uncertainty is how
-close the tagger's token probabilities come to the domain's threshold plus how much the signals (tagger,
+Export picks by uncertainty (default) or at random (the seeded baseline). A record's uncertainty is the mean of
+how close the tagger's token probabilities come to the domain's threshold and how much the signals (tagger,
 rules, CredSweeper, surprise) disagree on its characters; picks are spread round-robin over (kind, length)
 strata so a few long or code-heavy records do not take the whole budget.
 """
@@ -368,7 +368,8 @@ def predicted_spans(doc, combination: Sequence[str], calibration) -> list[Span]:
 
 
 def uncertainty(doc, probs: np.ndarray | None, threshold: float, surprise_calibration) -> float:
-    """Tagger closeness to its threshold plus disagreement between tagger, rules, CredSweeper and surprise."""
+    """The mean of the tagger's closeness to its threshold and the disagreement between tagger, rules,
+    CredSweeper and surprise: within [0, 1], as Label Studio wants a prediction's score."""
     from curation.masking import surprise_spans
     from curation.signals import CODE_KINDS, CREDSWEEPER, RULES, TAGGER, source_family
 
@@ -380,4 +381,4 @@ def uncertainty(doc, probs: np.ndarray | None, threshold: float, surprise_calibr
         signals.append(by_family[CREDSWEEPER])
     if surprise_calibration is not None:
         signals.append(surprise_spans(doc, surprise_calibration))
-    return tagger_uncertainty(probs, threshold) + disagreement(len(doc.text), signals)
+    return (tagger_uncertainty(probs, threshold) + disagreement(len(doc.text), signals)) / 2

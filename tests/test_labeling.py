@@ -280,6 +280,10 @@ def _wait_until_up(url: str, process, log: Path, timeout_s: float = 240.0) -> No
     raise AssertionError(f"label-studio not up after {timeout_s:.0f}s:\n{log.read_text()[-3000:]}")
 
 
+def _triples(results) -> list[tuple[int, int, str]]:
+    return [(r["value"]["start"], r["value"]["end"], r["value"]["labels"][0]) for r in results]
+
+
 @pytest.mark.slow
 def test_round_trip_through_label_studio(tmp_path):
     """Export 12 sample records (uncertainty, the real model and tagger), label them in a real Label Studio
@@ -335,8 +339,11 @@ def test_round_trip_through_label_studio(tmp_path):
         listed = api.call("GET", f"/api/tasks/?project={project['id']}&page_size=100&fields=all")
         tasks = listed["tasks"] if isinstance(listed, dict) else listed
         assert len(tasks) == 6
+        assert "validation failed" not in log.read_text(), log.read_text()[-3000:]  # predictions all accepted
         by_doc = {t["data"]["doc_id"]: t for t in tasks}
         predicted = {t["data"]["doc_id"]: t["predictions"][0]["result"] for t in exported}
+        for doc_id, task in by_doc.items():  # what the annotators see: the exported spans, as predictions
+            assert _triples(task["predictions"][0]["result"]) == _triples(predicted[doc_id]), doc_id
         docs = sorted(by_doc)
         results = {doc_id: predicted[doc_id] for doc_id in docs[:5]}  # accept the predictions as they are
         changed = docs[0]  # ... except one span: a word the detection missed, labeled ORGANIZATION
