@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -267,6 +268,10 @@ def write_labeled_private(path: Path, records: Sequence[dict[str, Any]]) -> None
 
 
 # -- export: the whole step -----------------------------------------------------------------------
+def _log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
 def read_candidates(input_path: Path, progress=None) -> list[Candidate]:
     """The input's records as ``curation run`` ingests them; their labels are ignored (a record whose
     spans would be quarantined is still a candidate)."""
@@ -295,7 +300,8 @@ def export_tasks(
 ) -> dict[str, Any]:
     """Pick ``n`` records of the input, predict their spans with the domain's calibrated detection, write
     the Label Studio tasks and label config; returns a summary."""
-    from curation.evaluation import _log, calibrate_policies, calibrated_signals, labeled_set_specs
+    from curation.calibration import POLICIES
+    from curation.evaluation import calibrate_policies, calibrated_signals, labeled_set_specs
 
     progress = progress or _log
     if strategy not in STRATEGIES:
@@ -315,8 +321,6 @@ def export_tasks(
     cal_docs = signals.val_docs[domain]
     for doc in cal_docs:
         doc.detected = select_sources_of(doc, combination)
-    from curation.calibration import POLICIES
-
     chosen, cals = calibrate_policies(cal_docs, POLICIES, collateral_budget, domain, progress)
     progress(f"predicting {len(to_predict)} record(s) of {input_path}")
     docs = signals.score([LabeledRecord(c.doc_id, c.text, [], c.kind) for c in to_predict], progress)
