@@ -1,4 +1,5 @@
-"""Command line: ``curation run``, ``curation eval``, ``curation audit``, ``curation leakage``, ``curation canary``.
+"""Command line: ``curation run``, ``curation eval``, ``curation label``, ``curation audit``, ``curation leakage``,
+``curation canary``.
 
 ``run`` drives the Dagster asset graph in-process; the Dagster layer lives in the repository
 (``definitions.py``), so it is imported lazily from the project folder, never from this library.
@@ -269,6 +270,102 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_label_export(args: argparse.Namespace) -> int:
+    """Pick records worth labeling and write them as Label Studio tasks with the current predictions."""
+    from curation.labeled import LabeledFormatError
+    from curation.labeling import export_tasks
+    from curation.labelmap import load_label_map
+
+    try:
+        label_map = load_label_map(args.label_map) if args.label_map else None  # LabelMapError is a ValueError
+        summary = export_tasks(
+            Path(args.input),
+            args.n,
+            Path(args.out),
+            strategy=args.strategy,
+            seed=args.seed,
+            calibrate_on=args.calibrate_on or None,
+            domain=args.domain,
+            warehouse_path=Path(args.warehouse) if args.warehouse else None,
+            label_map=label_map,
+        )
+    except (LabeledFormatError, ValueError) as exc:
+        print(f"curation label export: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps(summary, indent=2))
+    return 0
+
+
+def cmd_label_import(args: argparse.Namespace) -> int:
+    """A Label Studio JSON export as labeled JSONL: all tasks valid, or nothing written."""
+    from curation.evaluation import labeled_set_specs
+    from curation.labeling import LabelImportError, import_export, write_labeled_private
+    from curation.labelmap import load_label_map
+
+    domain = args.domain or labeled_set_specs(args.out)[0][0]
+    try:
+        label_map = load_label_map(args.label_map) if args.label_map else None
+        records, unlabeled = import_export(Path(args.export), domain, label_map)
+    except (LabelImportError, ValueError) as exc:
+        print(f"curation label import: {exc}", file=sys.stderr)
+        return 2
+    write_labeled_private(Path(args.out), records)
+    spans = sum(len(r["spans"]) for r in records)
+    note = f"; {unlabeled} task(s) without a submitted annotation skipped" if unlabeled else ""
+    print(f"curation label import: {len(records)} record(s), {spans} span(s), domain {domain!r} -> {args.out}{note}")
+    return 0
+
+
+def add_label_parser(sub) -> None:
+    label = sub.add_parser("label", help="labeling loop: export records worth labeling to Label Studio, import labels")
+    steps = label.add_subparsers(dest="label_command", required=True)
+    export = steps.add_parser(
+        "export",
+        help="pick N records worth labeling; write Label Studio tasks (with predictions) and the label config",
+        description="Writes TASKS.json (Label Studio import format, the current detection as predictions) and "
+        "TASKS.label_config.xml beside it, both 0600. Labels in INPUT are ignored.",
+    )
+    export.add_argument("input", help="JSONL / Parquet / CSV file or a folder of text/code files (as curation run)")
+    export.add_argument("--n", type=int, required=True, help="how many records to pick")
+    export.add_argument("--out", required=True, help="tasks file to write (TASKS.json)")
+    export.add_argument(
+        "--strategy",
+        default="uncertainty",
+        choices=["uncertainty", "random"],
+        help="uncertainty (default): the records the tagger and detectors are least sure about, spread over "
+        "kinds and lengths; random: a seeded sample (the baseline)",
+    )
+    export.add_argument("--seed", type=int, default=0, help="seed of the random strategy (default 0)")
+    export.add_argument(
+        "--calibrate-on",
+        action="append",
+        help="labeled JSONL the tagger trains and calibrates on, as PATH or DOMAIN=PATH; repeat for several "
+        "domains (default: bundled validation set), as for curation eval",
+    )
+    export.add_argument("--domain", help="which --calibrate-on domain INPUT belongs to (default: the first)")
+    export.add_argument("--warehouse", help="DuckDB file caching scores (default: ~/.cache/curation/eval.duckdb)")
+    export.add_argument("--label-map", help="YAML label map for the --calibrate-on sets' labels, as for curation eval")
+    export.set_defaults(func=cmd_label_export)
+    imp = steps.add_parser(
+        "import",
+        help="a Label Studio JSON export as labeled JSONL (id, text, spans, domain)",
+        description="Reads each task's latest annotation that was not cancelled (tasks without one are skipped "
+        "and counted); data.doc_id becomes the record id. Every span is checked (offsets inside the text and "
+        "matching the annotated text, labels through the label map; overlapping spans merge, the longest's "
+        "label wins). If any task is bad, the command lists every bad task (task id: what is wrong), writes "
+        "nothing and exits 2: fix them in Label Studio and export again. The output file is 0600.",
+    )
+    imp.add_argument("export", help="Label Studio export (JSON, from /api/projects/ID/export?exportType=JSON)")
+    imp.add_argument("--out", required=True, help="labeled JSONL to write")
+    imp.add_argument(
+        "--domain",
+        help="domain the records belong to (default: the --out file's stem, or its folder for labeled.jsonl, "
+        "as --calibrate-on names it)",
+    )
+    imp.add_argument("--label-map", help="YAML label map for labels of a project's own config, as for curation eval")
+    imp.set_defaults(func=cmd_label_import)
+
+
 def cmd_leakage(args: argparse.Namespace) -> int:
     """Leakage report of a release, from the warehouse of the run that made it (rates and counts only)."""
     from curation import canary_plan, leakage
@@ -444,6 +541,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="highest character FPR an operating point may have on the calibration data (default 0.03)",
     )
     ev.set_defaults(func=cmd_eval)
+    add_label_parser(sub)
     audit = sub.add_parser("audit", help="re-verify an existing release (checksums, recorded gates)")
     audit.add_argument("release_dir")
     audit.add_argument("--warehouse", help="warehouse DuckDB file (default: the one recorded in the manifest)")

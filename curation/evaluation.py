@@ -10,6 +10,7 @@ import json
 import sys
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -158,6 +159,139 @@ def _signal_metrics(docs: Sequence[ScoredDoc], spans: dict[str, list[Span]]) -> 
     }
 
 
+@dataclass
+class CalibratedSignals:
+    """The current tagger and detectors, trained and calibrated on labeled sets: what ``curation eval``
+    and ``curation label export`` both apply to new texts (caches shared, so a second use is fast)."""
+
+    specs: list[tuple[str, Path]]
+    scorer: ReferenceScorer
+    warehouse: Warehouse
+    cache: HiddenStateCache | None
+    suite: DetectorSuite | None
+    head: Tagger | None
+    thresholds: dict[str, float]
+    val_docs: dict[str, list[ScoredDoc]]
+    per_domain: dict[str, dict]
+    tagger_summary: dict
+
+    def combination(self, domain: str) -> tuple[str, ...]:
+        return tuple(self.per_domain[domain]["detector_combination"].split("+"))
+
+    def score(self, records: list[LabeledRecord], progress=_log) -> list[ScoredDoc]:
+        """Token scores (cached) of new texts, no spans yet."""
+        return scored(records, self.scorer, self.warehouse, None, progress, self.cache)
+
+    def detect(self, docs: list[ScoredDoc], domain: str) -> list[np.ndarray | None]:
+        """Add the rule, tagger (at the domain's threshold) and CredSweeper spans to new docs; return the
+        tagger's token probabilities per doc (None without a tagger)."""
+        if self.suite is not None:
+            for doc, spans in zip(docs, self.suite.detect([d.text for d in docs], [d.kind for d in docs]), strict=True):
+                doc.detected = spans
+        probs: list[np.ndarray | None] = [None] * len(docs)
+        if self.head is not None:
+            items = _tagged(docs, self.cache)
+            probs = list(self.head.predict_many([i.hidden for i in items]))
+            for doc, it, p in zip(docs, items, probs, strict=True):
+                doc.detected = doc.detected + decode_spans(
+                    it.text, it.char_start, it.char_end, p, self.head.labels, self.thresholds[domain]
+                )
+        for doc, found in zip(docs, credsweeper_spans([d.text for d in docs], [d.kind for d in docs]), strict=True):
+            doc.detected = doc.detected + found
+        return probs
+
+
+def calibrated_signals(
+    calibrate_on: Path | str | Sequence[str | Path] | None = None,
+    *,
+    warehouse_path: Path | None = None,
+    scoring: ScoringConfig | None = None,
+    use_detectors: bool = True,
+    use_tagger: bool = True,
+    public_sets: bool = True,
+    tagger_config: TaggerConfig | None = None,
+    label_map: Mapping[str, str] | None = None,
+    detector_suite: DetectorSuite | None = None,
+    progress=_log,
+) -> CalibratedSignals:
+    """Score and detect the ``--calibrate-on`` sets (read with ``label_map``, default: the bundled one),
+    train (or load) the tagger on them plus the bundled public sets, choose each domain's tagger threshold
+    and detector combination."""
+    specs = labeled_set_specs(calibrate_on)
+    val_by_domain = {d: load_labeled(p, label_map) for d, p in specs}
+    scorer = ReferenceScorer(scoring or ScoringConfig())
+    warehouse = Warehouse(warehouse_path or default_cache())
+    cache = HiddenStateCache(warehouse.path.parent, scorer.model_key) if use_tagger else None
+    suite = None
+    if use_detectors and detector_suite is not None:
+        suite = detector_suite  # scripts/ablate_detectors.py: families excluded
+    elif use_detectors:
+        from curation.detectors import DetectorConfig, DetectorSuite
+
+        suite = DetectorSuite(DetectorConfig())
+    val_docs: dict[str, list[ScoredDoc]] = {}
+    for name, records in val_by_domain.items():
+        progress(f"scoring and detecting calibration set {name!r} ({len(records)} records)")
+        val_docs[name] = scored(records, scorer, warehouse, suite, progress, cache)
+    head, thresholds = None, {}
+    tagger_summary: dict = {"enabled": use_tagger}
+    if use_tagger:
+        public = []
+        if public_sets:
+            from curation.config import PUBLIC_SETS
+
+            for _, name in PUBLIC_SETS:
+                records = load_labeled(bundled(f"public/{name}"))
+                progress(f"scoring bundled public set {name} ({len(records)} records)")
+                public += scored(records, scorer, warehouse, None, progress, cache)
+        order = [(d, doc) for d in val_docs for doc in val_docs[d]]
+        items = _tagged([doc for _, doc in order] + public, cache)
+        config = tagger_config or TaggerConfig()
+        head, oof = _train_or_load(items, scorer.model_key, config, warehouse.path.parent / "taggers", progress)
+        for name in val_docs:
+            idx = [i for i, (d, _) in enumerate(order) if d == name]
+            thresholds[name], _ = choose_threshold([items[i] for i in idx], [oof[i] for i in idx])
+        for i, (name, doc) in enumerate(order):  # calibration docs: spans of a head that never saw them
+            it = items[i]
+            doc.detected = doc.detected + decode_spans(
+                it.text, it.char_start, it.char_end, oof[i], head.labels, thresholds[name]
+            )
+        tagger_summary.update(
+            {
+                "tagger_key": head.key,
+                "thresholds": thresholds,
+                "training_texts": len(items),
+                "public_sets": public_sets,
+                **{k: v for k, v in head.report.items() if k != "labels"},
+            }
+        )
+    for docs in val_docs.values():
+        for doc, found in zip(docs, credsweeper_spans([d.text for d in docs], [d.kind for d in docs]), strict=True):
+            doc.detected = doc.detected + found
+    per_domain = {}
+    for name, docs in val_docs.items():
+        combination, table = choose_combination(docs)
+        per_domain[name] = {"detector_combination": "+".join(combination), "calibration_combinations": table}
+    return CalibratedSignals(
+        specs, scorer, warehouse, cache, suite, head, thresholds, val_docs, per_domain, tagger_summary
+    )
+
+
+def calibrate_policies(
+    cal_docs: list[ScoredDoc], policies: Sequence[str], collateral_budget: float, domain: str, progress=_log
+) -> tuple[Calibration, dict[str, Calibration]]:
+    """Calibrate each masking policy on the domain's docs; the one with the best F1 and all of them."""
+    cals: dict[str, Calibration] = {}
+    chosen: Calibration | None = None
+    for name in policies:
+        progress(f"calibrating policy {name} on {domain!r}")
+        cal = cals[name] = calibrate(cal_docs, policies=(name,), collateral_budget=collateral_budget)
+        if chosen is None or cal.point.metrics.f1 > chosen.point.metrics.f1:
+            chosen = cal
+    assert chosen is not None
+    return chosen, cals
+
+
 def run_eval(
     gold_path: Path,
     predictions_path: Path,
@@ -189,74 +323,24 @@ def run_eval(
     if domain not in {d for d, _ in specs}:
         raise ValueError(f"--domain {domain!r} is not one of the --calibrate-on domains {[d for d, _ in specs]}")
     gold_records = load_labeled(gold_path, label_map)
-    val_by_domain = {d: load_labeled(p, label_map) for d, p in specs}
-    scorer = ReferenceScorer(scoring or ScoringConfig())
-    warehouse = Warehouse(warehouse_path or default_cache())
-    cache = HiddenStateCache(warehouse.path.parent, scorer.model_key) if use_tagger else None
-    suite = None
-    if use_detectors and detector_suite is not None:
-        suite = detector_suite
-    elif use_detectors:
-        from curation.detectors import DetectorConfig, DetectorSuite
-
-        suite = DetectorSuite(DetectorConfig())
-    val_docs: dict[str, list[ScoredDoc]] = {}
-    for name, records in val_by_domain.items():
-        progress(f"scoring and detecting calibration set {name!r} ({len(records)} records)")
-        val_docs[name] = scored(records, scorer, warehouse, suite, progress, cache)
+    signals = calibrated_signals(
+        calibrate_on,
+        warehouse_path=warehouse_path,
+        scoring=scoring,
+        use_detectors=use_detectors,
+        use_tagger=use_tagger,
+        public_sets=public_sets,
+        tagger_config=tagger_config,
+        label_map=label_map,
+        detector_suite=detector_suite,
+        progress=progress,
+    )
     progress(f"scoring and detecting {gold_path} ({len(gold_records)} records)")
-    gold_docs = scored(gold_records, scorer, warehouse, None, progress, cache)
-    if suite is not None:
-        for doc, spans in zip(
-            gold_docs, suite.detect([d.text for d in gold_docs], [d.kind for d in gold_docs]), strict=True
-        ):
-            doc.detected = spans
-    tagger_summary: dict = {"enabled": use_tagger}
-    if use_tagger:
-        public = []
-        if public_sets:
-            from curation.config import PUBLIC_SETS
-
-            for _, name in PUBLIC_SETS:
-                records = load_labeled(bundled(f"public/{name}"))
-                progress(f"scoring bundled public set {name} ({len(records)} records)")
-                public += scored(records, scorer, warehouse, None, progress, cache)
-        order = [(d, doc) for d in val_docs for doc in val_docs[d]]
-        items = _tagged([doc for _, doc in order] + public, cache)
-        config = tagger_config or TaggerConfig()
-        head, oof = _train_or_load(items, scorer.model_key, config, warehouse.path.parent / "taggers", progress)
-        thresholds = {}
-        for name in val_docs:
-            idx = [i for i, (d, _) in enumerate(order) if d == name]
-            thresholds[name], _ = choose_threshold([items[i] for i in idx], [oof[i] for i in idx])
-        for i, (name, doc) in enumerate(order):  # calibration docs: spans of a head that never saw them
-            it = items[i]
-            doc.detected = doc.detected + decode_spans(
-                it.text, it.char_start, it.char_end, oof[i], head.labels, thresholds[name]
-            )
-        gold_items = _tagged(gold_docs, cache)
-        gold_probs = head.predict_many([i.hidden for i in gold_items])
-        for doc, it, probs in zip(gold_docs, gold_items, gold_probs, strict=True):
-            doc.detected = doc.detected + decode_spans(
-                it.text, it.char_start, it.char_end, probs, head.labels, thresholds[domain]
-            )
-        tagger_summary.update(
-            {
-                "tagger_key": head.key,
-                "thresholds": thresholds,
-                "training_texts": len(items),
-                "public_sets": public_sets,
-                **{k: v for k, v in head.report.items() if k != "labels"},
-            }
-        )
-    for docs in [*val_docs.values(), gold_docs]:
-        for doc, found in zip(docs, credsweeper_spans([d.text for d in docs], [d.kind for d in docs]), strict=True):
-            doc.detected = doc.detected + found
-    per_domain = {}
-    for name, docs in val_docs.items():
-        combination, table = choose_combination(docs)
-        per_domain[name] = {"detector_combination": "+".join(combination), "calibration_combinations": table}
-    combination = tuple(per_domain[domain]["detector_combination"].split("+"))
+    gold_docs = signals.score(gold_records, progress)
+    signals.detect(gold_docs, domain)
+    val_docs, per_domain, tagger_summary = signals.val_docs, signals.per_domain, signals.tagger_summary
+    scorer = signals.scorer
+    combination = signals.combination(domain)
     ablation_signals = {
         c: tuple(c.split("+"))
         for c in ("rules", "tagger", "credsweeper", "credsweeper&tagger", "rules+tagger", "tagger+rules&tagger")
@@ -271,12 +355,9 @@ def run_eval(
     policies = POLICIES if policy == "auto" else (policy,)
     if not use_detectors and not use_tagger:
         policies = ("surprise",)
-    per_policy, cals = {}, {}
-    chosen: Calibration | None = None
-    for name in policies:
-        progress(f"calibrating policy {name} on {domain!r}")
-        cal = cals[name] = calibrate(cal_docs, policies=(name,), collateral_budget=collateral_budget)
-        per_policy[name] = {
+    chosen, cals = calibrate_policies(cal_docs, policies, collateral_budget, domain, progress)
+    per_policy = {
+        name: {
             "params": cal.params.name,
             "surprise_auroc_gold": finite_or_none(auroc(*pooled(gold_docs, "surprise", cal.params))),
             "threshold": finite_or_none(cal.point.threshold),
@@ -284,9 +365,8 @@ def run_eval(
             "validation": evaluate(cal_docs, cal),
             "gold": evaluate(gold_docs, cal),
         }
-        if chosen is None or cal.point.metrics.f1 > chosen.point.metrics.f1:
-            chosen = cal
-    assert chosen is not None
+        for name, cal in cals.items()
+    }
     selected = predictions(gold_docs, chosen)
     # The pipeline's masking step after selection (other occurrences of each masked value, person-name
     # variants), per document: eval records are independent texts, so nothing propagates across them.
