@@ -37,7 +37,8 @@ run: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
 test: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
 	$(BIN)/python -m pytest -q
 
-# Whole-job comparisons too long for the default run (3 shards vs 1 worker through every stage)
+# Suites too long for the default run: 3 shards vs 1 worker through every stage, four batches at once,
+# the round trip through a real Label Studio (installed into its own venv under ~/.cache/curation)
 test-heavy: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
 	$(BIN)/python -m pytest -q -m heavy
 

@@ -288,6 +288,7 @@ def cmd_label_export(args: argparse.Namespace) -> int:
             domain=args.domain,
             warehouse_path=Path(args.warehouse) if args.warehouse else None,
             label_map=label_map,
+            public_sets=not args.no_public_sets,
         )
     except (LabeledFormatError, ValueError) as exc:
         print(f"curation label export: {exc}", file=sys.stderr)
@@ -344,6 +345,9 @@ def add_label_parser(sub) -> None:
     )
     export.add_argument("--domain", help="which --calibrate-on domain INPUT belongs to (default: the first)")
     export.add_argument("--warehouse", help="DuckDB file caching scores (default: ~/.cache/curation/eval.duckdb)")
+    export.add_argument(
+        "--no-public-sets", action="store_true", help="train the tagger on --calibrate-on only (not the bundled sets)"
+    )
     export.add_argument("--label-map", help="YAML label map for the --calibrate-on sets' labels, as for curation eval")
     export.set_defaults(func=cmd_label_export)
     imp = steps.add_parser(

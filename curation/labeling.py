@@ -296,6 +296,7 @@ def export_tasks(
     warehouse_path: Path | None = None,
     collateral_budget: float = 0.03,
     label_map: Mapping[str, str] | None = None,
+    public_sets: bool = True,
     progress=None,
 ) -> dict[str, Any]:
     """Pick ``n`` records of the input, predict their spans with the domain's calibrated detection, write
@@ -316,7 +317,9 @@ def export_tasks(
     if not candidates:
         raise ValueError(f"{input_path}: no records to label (every record was quarantined or the input is empty)")
     to_predict = pick_random(candidates, n, seed) if strategy == "random" else candidates
-    signals = calibrated_signals(calibrate_on, warehouse_path=warehouse_path, label_map=label_map, progress=progress)
+    signals = calibrated_signals(
+        calibrate_on, warehouse_path=warehouse_path, public_sets=public_sets, label_map=label_map, progress=progress
+    )
     combination = signals.combination(domain)
     cal_docs = signals.val_docs[domain]
     for doc in cal_docs:

@@ -285,6 +285,7 @@ def _triples(results) -> list[tuple[int, int, str]]:
 
 
 @pytest.mark.slow
+@pytest.mark.heavy  # installs Label Studio (minutes on a fresh machine): `make test-heavy`, which CI runs
 def test_round_trip_through_label_studio(tmp_path):
     """Export 12 sample records (uncertainty, the real model and tagger), label them in a real Label Studio
     through its REST API (predictions accepted, one span changed, one task skipped), export, import."""
@@ -300,7 +301,14 @@ def test_round_trip_through_label_studio(tmp_path):
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_text("".join(sample.read_text(encoding="utf-8").splitlines(keepends=True)[:12]), encoding="utf-8")
     tasks_path = tmp_path / "tasks.json"
-    assert main(["label", "export", str(corpus), "--n", "6", "--out", str(tasks_path)]) == 0
+    # a small calibration set of its own (40 bundled validation records, no public sets) keeps the tagger's
+    # training to seconds on a fresh machine; the warehouse cache is the test's own
+    validation = sample.parent / "validation.jsonl"
+    calibration = tmp_path / "support.jsonl"
+    calibration.write_text("".join(validation.read_text(encoding="utf-8").splitlines(keepends=True)[:40]))
+    export = ["label", "export", str(corpus), "--n", "6", "--out", str(tasks_path), "--calibrate-on", str(calibration)]
+    export += ["--no-public-sets", "--warehouse", str(tmp_path / "cache" / "eval.duckdb")]
+    assert main(export) == 0
     exported = json.loads(tasks_path.read_text())
     assert len(exported) == 6 and _mode(tasks_path) == 0o600
     assert any(t["predictions"][0]["result"] for t in exported), "the sample has PII: some predictions expected"
