@@ -177,3 +177,14 @@ def test_no_library_module_above_800_lines() -> None:
         if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LIBRARY_MODULE_LINES
     }
     assert not too_long, f"library modules above {MAX_LIBRARY_MODULE_LINES} lines: {too_long}"
+
+
+def test_every_library_package_is_installed() -> None:
+    """setuptools installs only the packages pyproject.toml lists: a new subpackage of `curation` must be
+    listed, or a built wheel lacks it (the editable install used here would not notice)."""
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    listed = set(project["tool"]["setuptools"]["packages"])
+    found = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "curation").rglob("__init__.py")}
+    assert found == listed, f"[tool.setuptools] packages: missing {found - listed}, extra {listed - found}"
