@@ -184,14 +184,20 @@ def _doc(warehouse: Warehouse, batch: str, sha: str) -> None:
     )
 
 
-def test_score_drift_flags_a_shifted_batch(tmp_path):
-    rng = np.random.default_rng(0)
+def _calibrated(tmp_path, rng: np.random.Generator) -> Warehouse:
+    """A warehouse whose calibration data has 4,000 token scores."""
     warehouse = Warehouse(tmp_path / "w.duckdb")
     warehouse.append(
         "validation_docs",
         pl.DataFrame({"dataset": ["validation"], "doc_id": ["v"], "text": ["x"], "sha256": ["v"], "n_chars": [1]}),
     )
     _scores(warehouse, "v", rng.gamma(2.0, 1.5, 4000))
+    return warehouse
+
+
+def test_score_drift_flags_a_shifted_batch(tmp_path):
+    rng = np.random.default_rng(0)
+    warehouse = _calibrated(tmp_path, rng)
     _doc(warehouse, "similar", "s")
     _scores(warehouse, "s", rng.gamma(2.0, 1.5, 2000))
     _doc(warehouse, "shifted", "x")
@@ -209,12 +215,7 @@ def test_score_drift_is_not_judged_on_too_few_tokens(tmp_path):
     """A 1-document batch (121 tokens) drawn from the calibration distribution itself is not 'drifted':
     PSI over 33 bins is noise at that size, so the warning says drift was not judged, and why."""
     rng = np.random.default_rng(1)
-    warehouse = Warehouse(tmp_path / "w.duckdb")
-    warehouse.append(
-        "validation_docs",
-        pl.DataFrame({"dataset": ["validation"], "doc_id": ["v"], "text": ["x"], "sha256": ["v"], "n_chars": [1]}),
-    )
-    _scores(warehouse, "v", rng.gamma(2.0, 1.5, 4000))
+    warehouse = _calibrated(tmp_path, rng)
     _doc(warehouse, "tiny", "t")
     _scores(warehouse, "t", rng.gamma(2.0, 1.5, 121))
     tiny = score_drift(warehouse, CurationConfig(batch_id="tiny"), "m")
