@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Literal
 
-from curation.matching import ValueIndex, matches
+from curation.matching import KNOWN_VALUE_MIN_CHARS, ValueIndex, matches
 from curation.vault import hmac_value
 
 log = logging.getLogger(__name__)
@@ -106,7 +106,7 @@ def _scan_doc(text: str, index: ValueIndex) -> Counter[tuple[str, str, Kind]]:
 def find_known_values(
     texts: Iterable[tuple[str, str]],
     values: Iterable[tuple[str, str]],
-    min_chars: int = 4,
+    min_chars: int = KNOWN_VALUE_MIN_CHARS,
     *,
     key: bytes | None = None,
 ) -> Findings:

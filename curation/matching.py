@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 
 from curation.textnorm import fold_confusables
 
+# Values with fewer normalized characters are not searched (too many chance matches): the leak scan's floor.
+KNOWN_VALUE_MIN_CHARS = 4
 _ALNUM_RUN = re.compile(r"[^\W_]+")
 _NOT_ALNUM = re.compile(r"[\W_]+")
 
@@ -101,7 +103,7 @@ class ValueFinder:
     or normalized), so masking covers exactly what the gate checks. A value given under several labels
     takes the first one."""
 
-    def __init__(self, values: Iterable[tuple[str, str]], min_chars: int = 4) -> None:
+    def __init__(self, values: Iterable[tuple[str, str]], min_chars: int = KNOWN_VALUE_MIN_CHARS) -> None:
         self._index = ValueIndex(values, min_chars)
 
     def find(self, text: str) -> list[tuple[int, int, str]]:

@@ -33,6 +33,7 @@ import numpy as np
 from curation import spans as S
 from curation.config import CurationConfig
 from curation.identities import common_words, name_parts, variant_words
+from curation.matching import KNOWN_VALUE_MIN_CHARS, normalize_for_match
 from curation.release_text import original_text_only
 from curation.textnorm import fold
 from curation.warehouse import CORPUS, VALIDATION, Warehouse
@@ -45,6 +46,8 @@ class NameCounts:
     people: int  # distinct person names of the batch
     unparsed: int  # masked or supplied names not shaped like a name, scanned by their own words
     unscannable: int  # ... with no word to search for: a finding, the audit cannot vouch for them
+    left_to_leak_scan: int  # names of common words only: the leak scan searches their exact value
+    too_short: int  # name-shaped but too short for any search (an initial, a two-letter name)
 
 
 _WORD = re.compile(r"[^\W\d_][\w'\u2019-]*")
@@ -67,22 +70,28 @@ def _identity_groups(
     )
     words: dict[str, set[str]] = defaultdict(set)
     people = set()
-    unparsed = unscannable = 0
+    unparsed = unscannable = to_leak_scan = too_short = 0
     for doc_id, value in names.iter_rows():
         group = group_of.get(doc_id, doc_id)
         parts = name_parts(value)
-        if parts is None:
+        shaped = parts is not None
+        if not shaped:
             unparsed += 1
             parts = _WORD.findall(fold(value))
         found = variant_words(parts)
         if not found:  # not name-shaped, or only short/common words: search its own words, never skip it
             found = {w for w in parts if sum(c.isalpha() for c in w) >= 2 and w.casefold() not in common_words()}
         if not found:
-            unscannable += 1
+            if len(normalize_for_match(value)) >= KNOWN_VALUE_MIN_CHARS:
+                to_leak_scan += 1  # "Young", "April": common words, so the leak scan's exact-value search covers it
+            elif shaped:
+                too_short += 1  # "Al", "J.": a name, too short for any search; reported
+            else:
+                unscannable += 1  # neither shaped like a name nor searchable: a finding
             continue
         words[group] |= found
         people.add((group, tuple(p.casefold() for p in parts)))
-    return group_of, words, NameCounts(len(people), unparsed, unscannable)
+    return group_of, words, NameCounts(len(people), unparsed, unscannable, to_leak_scan, too_short)
 
 
 def name_variant_scan(config: CurationConfig, warehouse: Warehouse) -> dict:
@@ -117,6 +126,8 @@ def name_variant_scan(config: CurationConfig, warehouse: Warehouse) -> dict:
         "people": counts.people,
         "names_not_name_shaped": counts.unparsed,
         "names_unscannable": counts.unscannable,
+        "names_left_to_leak_scan": counts.left_to_leak_scan,
+        "names_too_short_to_search": counts.too_short,
         "name_words": sum(len(ws) for ws in words.values()),
         "leaked_name_words": leaked,
         "documents_with_leaks": len(docs_with_leaks),

@@ -74,12 +74,23 @@ def test_a_zero_width_space_in_the_masked_name_does_not_hide_its_leftover(tmp_pa
 
 
 def test_a_masked_name_with_no_word_to_search_for_is_a_finding(tmp_path):
-    text = "customer: signed J.\nagent: thanks"
+    text = "customer: signed j. 42\nagent: thanks"
     redacted = "customer: signed [PERSON]\nagent: thanks"
-    config, warehouse = _batch(tmp_path, redacted, redacted, [], text=text, name="J.")
+    config, warehouse = _batch(tmp_path, redacted, redacted, [], text=text, name="j. 42")
     result = name_variant_scan(config, warehouse)
-    assert result["names_unscannable"] == 1
+    assert result["names_not_name_shaped"] == 1 and result["names_unscannable"] == 1
     assert not result["passed"] and "no word to search" in result["reason"]
+
+
+def test_names_of_common_words_or_too_short_are_reported_not_failed(tmp_path):
+    """"Young" and "April" are names and common words: the variant scan leaves them to the leak scan's
+    exact-value search (the bundled sample has both); an initial is too short for any search."""
+    for name, key in (("Young", "names_left_to_leak_scan"), ("J.", "names_too_short_to_search")):
+        text = f"customer: this is {name}\nagent: thanks"
+        redacted = "customer: this is [PERSON]\nagent: thanks"
+        config, warehouse = _batch(tmp_path / key, redacted, redacted, [], text=text, name=name)
+        result = name_variant_scan(config, warehouse)
+        assert result[key] == 1 and result["names_unscannable"] == 0 and result["passed"], result
 
 
 def test_a_masked_name_not_shaped_like_one_is_searched_by_its_own_words(tmp_path):
