@@ -107,12 +107,25 @@ def _add_partition(instance, batch_id: str) -> None:
         instance.add_dynamic_partitions(DELIVERY_BATCHES.name, [batch_id])
 
 
+def persistent_instance() -> dg.DagsterInstance:
+    """DAGSTER_HOME's instance, built under a file lock in that folder. Building it creates its SQLite
+    schema when the folder is new, and several `curation run` started at once on a new DAGSTER_HOME raced
+    to create it ("table alembic_version already exists": the heavy four-batch test caught it)."""
+    import fcntl
+
+    home = Path(os.environ["DAGSTER_HOME"])
+    home.mkdir(parents=True, exist_ok=True)
+    with (home / ".curation-instance.lock").open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        return dg.DagsterInstance.get()
+
+
 @contextlib.contextmanager
 def _instance_for_cli(instance):
     if instance is not None:
         yield instance
     elif os.environ.get("DAGSTER_HOME"):
-        with dg.DagsterInstance.get() as persistent:
+        with persistent_instance() as persistent:
             yield persistent
     else:
         with tempfile.TemporaryDirectory(prefix="curation-dagster-") as home:
@@ -130,7 +143,7 @@ def materialize_for_batch(settings, selection: list[str], log_level: str = "INFO
     """Materialize some assets (with their checks, the evaluation group included) for the settings' batch
     partition, in-process, on the persistent instance when DAGSTER_HOME is set (what `curation canary` runs
     stage by stage)."""
-    instance = dg.DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else dg.DagsterInstance.ephemeral()
+    instance = persistent_instance() if os.environ.get("DAGSTER_HOME") else dg.DagsterInstance.ephemeral()
     reclaim_dead_runs(instance, watch=False)  # a killed earlier run must not hold the model pool slot forever
     batch_id = settings.load().batch_id
     _add_partition(instance, batch_id)

@@ -103,3 +103,31 @@ def test_surrogate_stage_and_consistency_check_of_two_batches_interleave_without
     assert time.monotonic() - started < ROUNDS * LOCK_TIMEOUT_S
     with Vault(tmp_path / "v.duckdb") as vault:
         assert vault.batch_records("a") and vault.batch_records("b")
+
+
+_BUILD_INSTANCE = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from definitions import persistent_instance
+with persistent_instance() as instance:
+    instance.get_runs(limit=1)
+print("ok")
+"""
+
+
+def test_several_runs_starting_at_once_on_a_new_dagster_home_build_one_instance(tmp_path):
+    """Four `curation run` started together on a new DAGSTER_HOME raced to create the instance's SQLite
+    schema ("table alembic_version already exists"); building it under a file lock, all of them start."""
+    home = tmp_path / "dagster_home"
+    home.mkdir()
+    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n", encoding="utf-8")
+    env = {**os.environ, "DAGSTER_HOME": str(home)}
+    root = str(Path(__file__).resolve().parents[1])
+    builders = [
+        subprocess.Popen(
+            [sys.executable, "-c", _BUILD_INSTANCE, root], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+        )
+        for _ in range(6)
+    ]
+    outputs = [b.communicate(timeout=300)[0].decode() for b in builders]
+    assert all(b.returncode == 0 for b in builders), "\n".join(o[-1500:] for o in outputs)
