@@ -31,7 +31,7 @@ _TITLES = ("mr", "mrs", "ms", "miss", "mx", "dr", "prof", "sir", "madam", "dame"
 _TITLE = r"(?:" + "|".join(t.capitalize() for t in _TITLES) + r")\.?"
 # Words that introduce a person addressed or named: "Thanks Quillon", "Dear Quillon", "cc Quillon".
 _VOCATIVE = r"(?:[Tt]hanks|[Tt]hank you|[Hh]i|[Hh]ello|[Hh]ey|[Dd]ear|[Cc]heers|[Ss]incerely|[Rr]egards|[Cc]c)"
-_NAME_TOKEN = re.compile(r"[^\W\d_][\w'\u2019-]*")
+NAME_TOKEN = re.compile(r"[^\W\d_][\w'\u2019-]*")  # a word of a name: a letter, then word chars, apostrophes, hyphens
 _PARTICLES = frozenset({"van", "von", "de", "der", "den", "del", "della", "da", "di", "du", "la", "le", "bin", "al"})
 _CALENDAR = (
     "january february march april may june july august september october november december "
@@ -128,7 +128,7 @@ def variant_words(parts: Iterable[str]) -> set[str]:
         for word in {part, *part.split("-")}:
             word = word.rstrip(".")
             letters = sum(c.isalpha() for c in word)
-            if letters >= MIN_VARIANT_LETTERS and word.casefold() not in common_words() and _NAME_TOKEN.fullmatch(word):
+            if letters >= MIN_VARIANT_LETTERS and word.casefold() not in common_words() and NAME_TOKEN.fullmatch(word):
                 out.add(word)
     return out
 

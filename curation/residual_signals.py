@@ -32,7 +32,7 @@ import numpy as np
 
 from curation import spans as S
 from curation.config import CurationConfig
-from curation.identities import common_words, name_parts, variant_words
+from curation.identities import NAME_TOKEN, common_words, name_parts, variant_words
 from curation.matching import KNOWN_VALUE_MIN_CHARS, normalize_for_match
 from curation.release_text import original_text_only
 from curation.textnorm import fold
@@ -48,9 +48,6 @@ class NameCounts:
     unscannable: int  # ... with no word to search for: a finding, the audit cannot vouch for them
     left_to_leak_scan: int  # names of common words only: the leak scan searches their exact value
     too_short: int  # name-shaped but too short for any search (an initial, a two-letter name)
-
-
-_WORD = re.compile(r"[^\W\d_][\w'\u2019-]*")
 
 
 def _identity_groups(
@@ -77,7 +74,7 @@ def _identity_groups(
         shaped = parts is not None
         if not shaped:
             unparsed += 1
-            parts = _WORD.findall(fold(value))
+            parts = NAME_TOKEN.findall(fold(value))
         found = variant_words(parts)
         if not found:  # not name-shaped, or only short/common words: search its own words, never skip it
             found = {w for w in parts if sum(c.isalpha() for c in w) >= 2 and w.casefold() not in common_words()}

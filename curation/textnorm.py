@@ -14,6 +14,7 @@ letters, no-break spaces) with Cyrillic and Greek letters that look like Latin o
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -52,7 +53,7 @@ def invisible(char: str) -> bool:
 
 @lru_cache(maxsize=65536)
 def _fold_cluster(cluster: str) -> str:
-    folded = unicodedata.normalize("NFKC", cluster).translate(_CONFUSABLES)
+    folded = fold_confusables(unicodedata.normalize("NFKC", cluster))
     return unicodedata.normalize("NFC", folded)  # a folded letter may now compose with its marks
 
 
@@ -86,9 +87,25 @@ class MatchText:
         return [replace(s, start=a, end=b) for s in spans for a, b in [self.original_span(s.start, s.end)]]
 
 
+@lru_cache(maxsize=1)
+def _invisible_pattern() -> re.Pattern[str]:
+    """Every character :func:`invisible` drops, as one character class (built once, on first use)."""
+    chars = [chr(c) for c in range(0x110000) if unicodedata.category(chr(c)) == "Cf" or c in _VARIATION_SELECTORS]
+    return re.compile("[" + "".join(re.escape(c) for c in chars) + "]")
+
+
+def _already_folded(text: str) -> bool:
+    """No character the matching view would change (C-speed checks; most non-ASCII prose passes)."""
+    return (
+        unicodedata.is_normalized("NFKC", text)
+        and fold_confusables(text) == text
+        and _invisible_pattern().search(text) is None
+    )
+
+
 def for_matching(text: str) -> MatchText:
-    """The matching view of ``text`` (the same object, no copy, when it is plain ASCII)."""
-    if text.isascii():
+    """The matching view of ``text`` (the same object, no copy, when it needs no folding)."""
+    if text.isascii() or _already_folded(text):
         return MatchText(text, text, (), ())
     out: list[str] = []
     starts: list[int] = []
