@@ -35,7 +35,7 @@ def validation_scores(
 
 
 def _shard_threads(context, n_shards: int) -> int:
-    """CPU threads per shard: the cores shared by the shards that can hold a model-pool slot at once."""
+    """Model calls side by side per shard: the cores shared by the shards that can hold a pool slot at once."""
     try:
         slots = context.instance.event_log_storage.get_concurrency_info(MODEL_POOL).slot_count or n_shards
     except Exception:  # an instance without pool storage (in-memory test instances): shards may all run
@@ -75,14 +75,10 @@ def score_shard_step(
 ) -> dict:
     """Score one shard's texts with the reference model into its Parquet file (never opens the warehouse:
     it can run in another process, pod or GPU node). Holds one `reference_model` pool slot."""
-    import torch
-
     config = batch_config(context, settings)
     scorer = reference_model.scorer()
     shard = ShardPlan(**{k: plan[k] for k in ShardPlan.__dataclass_fields__})
-    if shard.n_texts:
-        scorer.load()
-        torch.set_num_threads(_shard_threads(context, shard.n_shards))
+    scorer.concurrency = _shard_threads(context, shard.n_shards)  # wall time only: scores do not depend on it
     result = score_shard(shard, scorer, hidden_cache_for(config, scorer.model_key), context.log.info)
     return {**result, **{k: plan[k] for k in ("texts", "texts_scored", "texts_cached", "folder", "n_shards")}}
 

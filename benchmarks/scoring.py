@@ -160,8 +160,8 @@ def bare_vs_pipeline(texts: list[str], rounds: int = 3, group_size: int = 0) -> 
         batch shape (rows x width) that measured fastest here, on the texts' own tokens: the two fastest
         points of the search are timed in the slices below and the faster there is the anchor;
     (b) bare on the pipeline's batches: the same plain forward on the pipeline's padded, length-sorted
-        chunks, scoring the same positions (isolates what the batch plan costs);
-    (c) the pipeline: text to token scores stored in DuckDB (tokenization, chunk plan, adaptive threads,
+        chunks (one call each, at the best bare thread count, in sequence), scoring the same positions;
+    (c) the pipeline: text to token scores stored in DuckDB (tokenization, chunk plan, calls side by side,
         DuckDB write).
 
     The CPU here is shared and its speed drifts by 10-40% over tens of seconds, so all are timed in
@@ -174,7 +174,6 @@ def bare_vs_pipeline(texts: list[str], rounds: int = 3, group_size: int = 0) -> 
         ReferenceScorer,
         ScoringConfig,
         available_cores,
-        batch_by_length,
         chunked_nll,
         cpu_has_native_bf16,
         plan_chunks,
@@ -209,7 +208,7 @@ def bare_vs_pipeline(texts: list[str], rounds: int = 3, group_size: int = 0) -> 
         per_doc = [plan_chunks(len(x), cfg.max_length - len(prefix), cfg.min_context) for x in ids]
         chunks = [(d, lo, first, hi) for d, doc in enumerate(per_doc) for lo, first, hi in doc]
         out = []
-        for batch in batch_by_length(chunks, len(prefix), scorer.batch_tokens):
+        for batch in scorer.call_plan.calls(chunks, len(prefix)):
             seqs = [prefix + ids[d][lo:hi] for d, lo, _, hi in batch]
             tensor = torch.zeros((len(seqs), max(map(len, seqs))), dtype=torch.long)
             mask = torch.zeros_like(tensor)
@@ -341,9 +340,9 @@ def bare_vs_pipeline(texts: list[str], rounds: int = 3, group_size: int = 0) -> 
         "pipeline_write_share": total["write"] / total["pipe"],
         "pipeline_tokenize_share": tokenize_s * rounds / total["pipe"],
         "pipeline_padding_share": padding[0] / max(1, padding[1]),
-        "pipeline_threads_cost_ms_per_token": {
-            str(t): round(c * 1e3, 3) for t, c in (scorer._threads.cost if scorer._threads else {}).items()
-        },
+        # model calls side by side, one intra-op thread each (scores do not depend on it)
+        "pipeline_concurrent_calls": scorer.concurrent_calls,
+        "pipeline_call_plan": scorer.call_plan.key,
         # bf16 is chosen from CPU flags; the matmul measurement says whether that holds on this host
         "bf16_native_flag": native,
         "bf16_measured_faster": measured_bf16_wins,
@@ -461,7 +460,8 @@ def scoring_section(texts: list[str], rounds: int) -> dict:
         "pipeline_write_share": round(scoring["pipeline_write_share"], 4),
         "pipeline_tokenize_share": round(scoring["pipeline_tokenize_share"], 4),
         "pipeline_padding_share": round(scoring["pipeline_padding_share"], 4),
-        "pipeline_threads_cost_ms_per_token": scoring["pipeline_threads_cost_ms_per_token"],
+        "pipeline_concurrent_calls": scoring["pipeline_concurrent_calls"],
+        "pipeline_call_plan": scoring["pipeline_call_plan"],
         # one short look per point, then the two fastest timed in the same slices as the pipeline
         "bare_search": scoring["bare_search"],
         "bare_in_run": scoring["bare_in_run"],

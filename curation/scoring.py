@@ -36,13 +36,13 @@ class ScoringConfig:
     device: str = "auto"  # auto | cpu | cuda | mps
     max_length: int = 512  # tokens per forward pass, prompt included
     min_context: int = 128  # left context every token gets (when the document has it)
-    # padded tokens per forward batch; 0 = auto: 1024 on CPU (measured best on 2 cores), from free memory on a GPU
+    # padded tokens per model call on an accelerator (0 = from free memory); on CPU each chunk is its own call
     batch_tokens: int = 0
     # rows of the output layer computed at once: 128 measured ~20% faster than 256 for that layer on
     # 1 thread (its float32 logits, 25 MB, stay nearer the cache), no faster at 64
     logits_chunk: int = 128
-    # CPU threads per forward pass; 0 = adaptive: measured per batch between all cores and fewer (on a shared
-    # CPU, two threads stall at every op barrier while another process holds a core: measured 3-17x slower)
+    # CPU model calls side by side, one intra-op thread each (0 = the cores this process may use). Scores do
+    # not depend on it: every call's shape and work split are fixed (see CallPlan); only the wall time does.
     threads: int = 0
     prompt: str = ""  # prompted scoring: condition on this description, score only the document
     # Contrastive scoring: NLL under ``prompt`` (describing compliant text) minus NLL under this prompt
@@ -50,9 +50,9 @@ class ScoringConfig:
     contrast_prompt: str = ""
 
     def cache_fields(self) -> dict:
-        """The fields that change scores (device and batching do not)."""
+        """The fields that change scores (device and thread count do not; the call plan is keyed apart)."""
         data = asdict(self)
-        for name in ("device", "batch_tokens", "logits_chunk", "threads"):
+        for name in ("device", "batch_tokens", "threads"):  # batch_tokens enters as the call plan
             data.pop(name)
         return data
 
@@ -164,7 +164,8 @@ class ReferenceScorer:
         self._dtype = ""
         self._model_id = ""
         self._folder = ""
-        self._threads: ThreadTuner | None = None
+        # calls side by side on CPU when set (a shard sharing the cores with others); else config.threads
+        self.concurrency: int | None = None
 
     # -- loading -----------------------------------------------------------------------------
     def load(self) -> None:
@@ -177,10 +178,7 @@ class ReferenceScorer:
         hf_logging.disable_progress_bar()
         started = time.perf_counter()
         folder = self._resolve()
-        if self._device == "cpu":
-            cores = available_cores()
-            self._threads = ThreadTuner([self.config.threads] if self.config.threads > 0 else thread_options(cores))
-        torch.set_num_threads(available_cores())  # the process default; scoring sets its own per batch
+        torch.set_num_threads(available_cores())  # the process default; every model call sets its own (one)
         torch_dtype = getattr(torch, self._dtype)
         self._tokenizer = AutoTokenizer.from_pretrained(folder)
         model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch_dtype)
@@ -237,7 +235,13 @@ class ReferenceScorer:
         """Cache key: model identity + every scoring parameter that changes the numbers (no weights loaded)."""
         self._resolve()
         payload = json.dumps(
-            {"model_id": self._model_id, "dtype": self._dtype, **self.config.cache_fields()}, sort_keys=True
+            {
+                "model_id": self._model_id,
+                "dtype": self._dtype,
+                "calls": f"{self.call_plan.key}-1thread",
+                **self.config.cache_fields(),
+            },
+            sort_keys=True,
         )
         return f"{self._model_id}#{hashlib.sha256(payload.encode()).hexdigest()[:12]}"
 
@@ -284,7 +288,7 @@ class ReferenceScorer:
         """Per-token NLL for each text (or the contrastive difference), every token scored once; with
         ``with_hidden`` the same forward pass also yields each token's last hidden state (tagger input).
 
-        ``progress(tokens_done, tokens_total)`` is called after every forward batch, so one very long text
+        ``progress(tokens_done, tokens_total)`` is called after every model call, so one very long text
         reports many times (contrastive scoring counts each token twice: two passes)."""
         self.load()
         tokenized = [self.tokenize(t) for t in texts]
@@ -297,17 +301,11 @@ class ReferenceScorer:
                 done[0] += n
                 progress(done[0], total)
 
-        import torch
-
-        threads_before = torch.get_num_threads()
-        try:
-            results, hidden = self._score_tokenized(tokenized, self._prefix_ids(), on_tokens, with_hidden)
-            if self.config.contrast_prompt:
-                contrast_prefix = self._prefix_ids(self.config.contrast_prompt)
-                contrast, _ = self._score_tokenized(tokenized, contrast_prefix, on_tokens)
-                results = [a - b for a, b in zip(results, contrast, strict=True)]
-        finally:
-            torch.set_num_threads(threads_before)  # the tuner's choice is for scoring, not the rest of the process
+        results, hidden = self._score_tokenized(tokenized, self._prefix_ids(), on_tokens, with_hidden)
+        if self.config.contrast_prompt:
+            contrast_prefix = self._prefix_ids(self.config.contrast_prompt)
+            contrast, _ = self._score_tokenized(tokenized, contrast_prefix, on_tokens)
+            results = [a - b for a, b in zip(results, contrast, strict=True)]
         return [
             TokenScores(s, e, r, h) for (_, s, e), r, h in zip(tokenized, results, hidden, strict=True)
         ]
@@ -317,6 +315,22 @@ class ReferenceScorer:
         self.load()
         return int(self._model.config.hidden_size)
 
+    @property
+    def call_plan(self) -> CallPlan:
+        """The shape rule of every model call on this device (part of the model key: it changes scores)."""
+        self._resolve()
+        return call_plan_for(self._device, self.batch_tokens, self.config.max_length)
+
+    @property
+    def concurrent_calls(self) -> int:
+        """Model calls in flight at once: on CPU one per core (one intra-op thread each); one elsewhere."""
+        self._resolve()
+        if self._device != "cpu":
+            return 1
+        if self.concurrency:
+            return self.concurrency
+        return self.config.threads if self.config.threads > 0 else available_cores()
+
     def _score_tokenized(
         self,
         tokenized: list,
@@ -324,7 +338,12 @@ class ReferenceScorer:
         on_tokens: Callable[[int], None] | None = None,
         with_hidden: bool = False,
     ) -> tuple[list[np.ndarray], list[np.ndarray | None]]:
-        """NLL of every document token given the prefix and enough left context (sliding chunks)."""
+        """NLL of every document token given the prefix and enough left context (sliding chunks).
+
+        Every model call has a shape that depends only on the chunks' own lengths (``CallPlan``) and runs
+        on one intra-op thread, so a token's score is the same whatever else is scored with it, however
+        the work is split between threads, workers or machines (on AMX CPUs bf16 results measured up to
+        0.25 nats apart between 1 and 2 threads, and between batch compositions, before this rule)."""
         results = [np.full(len(ids), np.nan, dtype=np.float32) for ids, _, _ in tokenized]
         hidden: list[np.ndarray | None] = [
             np.zeros((len(ids), self.hidden_size), dtype=np.float16) if with_hidden else None
@@ -335,55 +354,59 @@ class ReferenceScorer:
             for doc, (ids, _, _) in enumerate(tokenized)
             for lo, first, hi in plan_chunks(len(ids), self.config.max_length - len(prefix), self.config.min_context)
         ]
-        for batch in batch_by_length(chunks, len(prefix), self.batch_tokens):
-            seqs = [prefix + tokenized[doc][0][lo:hi] for doc, lo, _, hi in batch]
-            score_from = [len(prefix) + first - lo for _, lo, first, _ in batch]
+        calls = self.call_plan.calls(chunks, len(prefix))
+        pad = self._tokenizer.pad_token_id or 0
+
+        def run(call: list) -> tuple[list, list[np.ndarray], list[np.ndarray], float]:
+            seqs = [prefix + tokenized[doc][0][lo:hi] for doc, lo, _, hi in call]
+            score_from = [len(prefix) + first - lo for _, lo, first, _ in call]
             states: list = []
-            nlls = self._forward(seqs, score_from, states if with_hidden else None)
-            for i, ((doc, _, first, hi), nll) in enumerate(zip(batch, nlls, strict=True)):
+            started = time.perf_counter()
+            nlls = self._forward(seqs, score_from, states if with_hidden else None, pad)
+            return call, nlls, states, time.perf_counter() - started
+
+        for call, nlls, states, seconds in run_one_thread_each(run, calls, self.concurrent_calls, self._device):
+            for i, ((doc, _, first, hi), nll) in enumerate(zip(call, nlls, strict=True)):
                 results[doc][first:hi] = nll
                 if with_hidden:
                     hidden[doc][first:hi] = states[i]
+            scored = sum(hi - first for _, _, first, hi in call)
+            self.stats.model_calls += 1
+            PROCESS_STATS.model_calls += 1
+            self.stats.tokens_scored += scored
+            self.stats.forward_seconds += seconds
             if on_tokens is not None:
-                on_tokens(sum(hi - first for _, _, first, hi in batch))
+                on_tokens(scored)
         return results, hidden
 
-    def _forward(self, seqs: list[list[int]], score_from: list[int], states: list | None = None) -> list[np.ndarray]:
-        """NLL of tokens seqs[b][score_from[b]:] given their prefixes, one right-padded batch; appends
-        to ``states`` (when given) each sequence's last hidden states at those tokens' own positions."""
+    def _forward(
+        self, seqs: list[list[int]], score_from: list[int], states: list | None = None, pad: int = 0
+    ) -> list[np.ndarray]:
+        """NLL of tokens seqs[b][score_from[b]:] given their prefixes, one right-padded call; appends
+        to ``states`` (when given) each sequence's last hidden states at those tokens' own positions.
+
+        Rows shorter than ``self.call_plan`` asks for are padded, and filler rows complete the call's
+        row count, so the shape (and with it every kernel's reduction order) is fixed by the plan."""
         import torch
 
-        threads = self._threads.pick() if self._threads is not None else 0
-        if threads:
-            torch.set_num_threads(threads)
-        started = time.perf_counter()
-        width = max(len(s) for s in seqs)
-        pad = self._tokenizer.pad_token_id or 0
-        ids = torch.full((len(seqs), width), pad, dtype=torch.long)
+        width, rows = self.call_plan.shape(seqs)
+        ids = torch.full((rows, width), pad, dtype=torch.long)
         for b, seq in enumerate(seqs):
             ids[b, : len(seq)] = torch.tensor(seq)
-        rows, cols = [], []
+        row_index, cols = [], []
         for b, (seq, first) in enumerate(zip(seqs, score_from, strict=True)):
-            rows += [b] * (len(seq) - first)
+            row_index += [b] * (len(seq) - first)
             cols += list(range(first - 1, len(seq) - 1))
         with torch.inference_mode():
             # No attention mask: rows are right-padded and attention is causal, so a real token only ever
-            # attends to the real tokens before it; padding is read by padding alone (never scored). On this
-            # CPU the mask measured no faster or slower (within noise); it is simply not needed.
+            # attends to the real tokens before it; padding is read by padding alone (never scored).
             hidden = self._model.model(input_ids=ids.to(self._device)).last_hidden_state
-            picked = hidden[torch.tensor(rows), torch.tensor(cols)]
-            targets = ids[torch.tensor(rows), torch.tensor(cols) + 1].to(self._device)
+            picked = hidden[torch.tensor(row_index), torch.tensor(cols)]
+            targets = ids[torch.tensor(row_index), torch.tensor(cols) + 1].to(self._device)
             nll = chunked_nll(picked, self._model.lm_head.weight, targets, self.config.logits_chunk)
             if states is not None:  # the state *at* each scored token (the NLL used the one before it)
-                own = hidden[torch.tensor(rows), torch.tensor(cols) + 1].to(torch.float16).cpu().numpy()
+                own = hidden[torch.tensor(row_index), torch.tensor(cols) + 1].to(torch.float16).cpu().numpy()
         values = nll.float().cpu().numpy()
-        self.stats.model_calls += 1
-        PROCESS_STATS.model_calls += 1
-        self.stats.tokens_scored += len(values)
-        elapsed = time.perf_counter() - started
-        self.stats.forward_seconds += elapsed
-        if threads:
-            self._threads.record(threads, elapsed / (len(seqs) * width))
         out, offset = [], 0
         for seq, first in zip(seqs, score_from, strict=True):
             out.append(values[offset : offset + len(seq) - first])
@@ -393,69 +416,78 @@ class ReferenceScorer:
         return out
 
 
+@dataclass(frozen=True)
+class CallPlan:
+    """The shape of every model call, a function of its chunks' lengths only.
+
+    ``width_step`` rounds a call's width up (1: each chunk at its own length); ``rows`` is every call's
+    row count (filler rows complete a short call). CPU: one chunk per call at its own width (the GEMMs
+    are already >= 128 rows tall, and calls run side by side on one thread each). Accelerators: widths
+    rounded to 64 and a fixed row count from the batch budget, so a chunk shares a call only with chunks
+    of its own width bucket and the call's shape never depends on how many there were.
+    """
+
+    width_step: int = 1
+    rows: int = 1
+
+    @property
+    def key(self) -> str:
+        return f"w{self.width_step}xr{self.rows}"
+
+    def width(self, length: int) -> int:
+        return -(-length // self.width_step) * self.width_step
+
+    def shape(self, seqs: Sequence[Sequence[int]]) -> tuple[int, int]:
+        return self.width(max(len(s) for s in seqs)), self.rows
+
+    def calls(self, chunks: list, prefix_len: int) -> list[list]:
+        """Chunks grouped into calls: longest widths first (the pool's slowest calls start first)."""
+        by_width: dict[int, list] = {}
+        for chunk in chunks:
+            by_width.setdefault(self.width(prefix_len + chunk[3] - chunk[1]), []).append(chunk)
+        return [
+            group[i : i + self.rows]
+            for _, group in sorted(by_width.items(), reverse=True)
+            for i in range(0, len(group), self.rows)
+        ]
+
+
+def call_plan_for(device: str, batch_tokens: int, max_width: int = 512) -> CallPlan:
+    if device == "cpu":
+        return CallPlan(1, 1)
+    step = 64
+    return CallPlan(step, max(1, batch_tokens // max(step, max_width)))
+
+
+def run_one_thread_each(fn: Callable, items: Sequence, workers: int, device: str = "cpu") -> Iterator:
+    """``fn`` over ``items`` in order, ``workers`` at a time, each call on one torch intra-op thread (CPU).
+
+    One thread per call makes the kernels' work split, and so the bits of every result, independent of
+    the machine and of how many calls run at once; torch releases the GIL inside its ops, so calls side
+    by side use the cores (measured on 2 cores: 1.69 s vs 1.83 s for one call at a time on 2 threads)."""
+    import torch
+
+    if device != "cpu":
+        yield from map(fn, items)
+        return
+    threads_before = torch.get_num_threads()
+    try:
+        if workers <= 1 or len(items) <= 1:
+            torch.set_num_threads(1)
+            yield from map(fn, items)
+            return
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(workers, initializer=torch.set_num_threads, initargs=(1,)) as pool:
+            yield from pool.map(fn, items)
+    finally:
+        torch.set_num_threads(threads_before)
+
+
 def available_cores() -> int:
     """CPU cores this process may run on (its affinity mask, not the host's count)."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     return max(1, cores or 1)
-
-
-def thread_options(cores: int) -> list[int]:
-    """Thread counts the tuner compares, one thread first: on a loaded CPU a batch on all cores measured
-    17x slower than on one (50.6 vs 2.9 ms per token, load ~8 on 2 cores), on an idle one ~1.8x faster."""
-    return sorted({1, max(1, cores // 2), cores})
-
-
-class ThreadTuner:
-    """Chooses torch's CPU thread count per forward batch from measured seconds per padded token.
-
-    On an idle CPU all cores win (~1.8x on 2 cores); on a shared one every op of a multi-threaded
-    forward waits at a barrier for a thread the OS has parked, and one thread won 4x (measured: 351 vs
-    92 tokens/s, 2 cores, load ~4.7). The load changes while a batch scores, so the tuner measures as
-    it goes: each option once (after one warm-up batch), then the fastest, trying the others again
-    every ``explore_every`` x (its measured slowdown) batches, which keeps the cost of looking at a
-    slow option under ~1/explore_every of the time. NLLs do not depend on the choice beyond float
-    rounding (the same kernels; only the work split between threads changes; tested).
-    """
-
-    def __init__(self, options: Sequence[int], explore_every: int = 24, smoothing: float = 0.3) -> None:
-        self.options = list(dict.fromkeys(options)) or [1]
-        self.explore_every = explore_every
-        self.smoothing = smoothing
-        self.cost: dict[int, float] = {}  # smoothed seconds per padded token
-        self.last_seen: dict[int, int] = {}
-        self.batches = 0
-        self._pending = self.options[0]
-
-    @property
-    def best(self) -> int:
-        return min(self.cost, key=self.cost.__getitem__) if self.cost else self.options[0]
-
-    def pick(self) -> int:
-        if len(self.options) == 1 or self.batches == 0:
-            self._pending = self.options[0]  # the first batch warms up kernels: not measured
-            return self._pending
-        unmeasured = [t for t in self.options if t not in self.cost]
-        if unmeasured:
-            self._pending = unmeasured[0]
-            return self._pending
-        best = self.best
-        for option in sorted(self.options, key=lambda t: self.last_seen[t]):
-            slowdown = self.cost[option] / self.cost[best]
-            if option != best and self.batches - self.last_seen[option] >= self.explore_every * slowdown:
-                self._pending = option
-                return option
-        self._pending = best
-        return best
-
-    def record(self, threads: int, seconds_per_token: float) -> None:
-        self.batches += 1
-        if self.batches == 1 or threads != self._pending:
-            return
-        old = self.cost.get(threads)
-        fresh = old is not None and self.batches - self.last_seen[threads] <= 1
-        # a run of batches is smoothed; a look after a gap replaces the stale value (the load moved since)
-        self.cost[threads] = old + self.smoothing * (seconds_per_token - old) if fresh else seconds_per_token
-        self.last_seen[threads] = self.batches
 
 
 CPU_BATCH_TOKENS = 1024
@@ -500,35 +532,3 @@ def plan_chunks(n_tokens: int, width: int, min_context: int) -> list[tuple[int, 
         chunks.append((lo, first, hi))
         first = hi
     return chunks
-
-
-# The fixed cost of one forward call in padded-token equivalents (measured on the 2-core CPU: 2x256 vs 4x256
-# bf16 batches differ by ~45 tokens of time); it keeps the plan from splitting batches for tiny padding gains.
-CALL_OVERHEAD_TOKENS = 48
-
-
-def batch_by_length(chunks: list, prefix_len: int, batch_tokens: int) -> Iterator[list]:
-    """Group chunks of similar length into batches of padded size <= batch_tokens with the least padding.
-
-    Chunks are sorted by length; the cut points between batches are chosen by dynamic programming to
-    minimize padded positions + a fixed cost per forward call (greedy filling pads short chunks up to the
-    longest of their batch: 11% of positions on the bench corpus)."""
-    ordered = sorted(chunks, key=lambda c: c[3] - c[1], reverse=True)
-    lengths = [prefix_len + c[3] - c[1] for c in ordered]
-    n = len(ordered)
-    best = [0.0] + [float("inf")] * n  # best[j]: least cost of batching ordered[:j]
-    cut = [0] * (n + 1)
-    for j in range(1, n + 1):
-        for i in range(j - 1, -1, -1):  # batch ordered[i:j]; its width is lengths[i] (sorted descending)
-            padded = lengths[i] * (j - i)
-            if padded > batch_tokens and j - i > 1:
-                break
-            cost = best[i] + padded + CALL_OVERHEAD_TOKENS
-            if cost < best[j]:
-                best[j], cut[j] = cost, i
-    bounds, j = [], n
-    while j > 0:
-        bounds.append((cut[j], j))
-        j = cut[j]
-    for i, j in reversed(bounds):
-        yield ordered[i:j]
