@@ -142,8 +142,8 @@ def release(
     calibration_id, _, _ = current_calibration(config, warehouse, model_key)
     digest = gates.content_digest(warehouse, config.batch_id)
     status = _gate_status(warehouse, config.batch_id, digest, calibration_id)
-    problems = gates.missing_or_failed(status, gates.REQUIRED_GATES)
-    upstream_failed = [n for n, s in status.items() if not s.get("passed") and n not in gates.ADVISORY_GATES]
+    problems = gates.missing_or_failed(status, gates.required_gates(config))
+    upstream_failed = [n for n, s in status.items() if not s.get("passed") and not gates.is_advisory(n, s)]
     if problems or upstream_failed:
         blocked = {p.split(":")[0]: p.split(": ", 1)[1] for p in problems}
         blocked.update({n: status[n].get("reason") or "failed" for n in upstream_failed})

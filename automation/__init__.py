@@ -68,7 +68,7 @@ recalibration_schedule = dg.ScheduleDefinition(
 )
 def inbox_sensor(context: dg.SensorEvaluationContext, settings: CurationSettings):
     config = settings.load()
-    scan = scan_inbox(config.inbox_path)
+    scan = scan_inbox(config.inbox_path, config.known_domains())
     for problem in scan.skipped:
         context.log.warning(f"inbox folder {config.inbox_path.resolve()}: {problem}")
     seen = context.instance.get_dynamic_partitions(DELIVERY_BATCHES.name)

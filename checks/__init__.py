@@ -3,6 +3,7 @@
 from checks import _warnings  # noqa: F401  (before the checks are defined)
 from checks.contracts import document_contract, mask_span_contract, token_score_contract
 from checks.release_gates import (
+    calibration_coverage,
     calibration_health,
     masked_fraction_budget,
     residual_detector_audit,
@@ -23,4 +24,5 @@ ALL_CHECKS = [
     residual_independent_audit,
     surrogate_consistency,
     score_drift,
+    calibration_coverage,
 ]

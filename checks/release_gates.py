@@ -36,6 +36,23 @@ def score_drift(
     return to_check_result(context, warehouse, config.batch_id, result, severity=dg.AssetCheckSeverity.WARN)
 
 
+@dg.asset_check(asset="mask_spans", name=gates.CALIBRATION_COVERAGE, partitions_def=DELIVERY_BATCHES, blocking=True)
+@one_connection
+def calibration_coverage(
+    context: dg.AssetCheckExecutionContext, settings: CurationSettings, reference_model: ReferenceModel
+) -> dg.AssetCheckResult:
+    """Was the batch's domain calibrated on labeled data of its own? WARN when not (or too little of it):
+    the calibration's collateral and recall were measured on other text. With `gates.require_domain_labels`
+    it is an ERROR: blocking, so nothing downstream runs, and the release asset refuses the batch. (Blocking
+    with a WARN result lets the run go on: Dagster stops downstream steps on ERROR failures only.)"""
+    config, warehouse = batch_config(context, settings), settings.warehouse()
+    _, _, summary = current_calibration(config, warehouse, reference_model.scorer().model_key)
+    result = gates.calibration_coverage(summary, config)
+    required = config.gates.require_domain_labels
+    severity = dg.AssetCheckSeverity.ERROR if required else dg.AssetCheckSeverity.WARN
+    return to_check_result(context, warehouse, config.batch_id, result, severity=severity)
+
+
 @dg.asset_check(asset="mask_spans", name=gates.MASKED_FRACTION_BUDGET, partitions_def=DELIVERY_BATCHES, blocking=True)
 @one_connection
 def masked_fraction_budget(context: dg.AssetCheckExecutionContext, settings: CurationSettings) -> dg.AssetCheckResult:

@@ -36,10 +36,13 @@ class BatchSource:
     config_digest: str  # digest of the resolved config (`CurationConfig.digest`)
     origin: str  # "cli", "inbox" or "ui"
     registered_at: datetime | None = None
+    domain: str | None = None  # the batch's domain (its calibration's, or reported unverified)
 
     def load(self) -> CurationConfig:
         """The batch's config exactly as when it was registered (paths from the record)."""
-        return load_config(self.config_path, base_dir=self.base_dir, input=self.input, batch_id=self.batch_id)
+        return load_config(
+            self.config_path, base_dir=self.base_dir, input=self.input, batch_id=self.batch_id, domain=self.domain
+        )
 
 
 def source_for(config: CurationConfig, config_path: str | None, origin: str) -> BatchSource:
@@ -54,6 +57,7 @@ def source_for(config: CurationConfig, config_path: str | None, origin: str) -> 
         input_digest=digest_path(config.input_path),
         config_digest=config.digest(),
         origin=origin,
+        domain=config.batch_domain,
     )
 
 
@@ -69,8 +73,9 @@ def register(warehouse: Warehouse, source: BatchSource) -> None:
             "config_digest": [source.config_digest],
             "origin": [source.origin],
             "registered_at": [datetime.now(UTC).replace(tzinfo=None)],
+            "domain": [source.domain],
         },
-        schema_overrides={"config_path": pl.String},
+        schema_overrides={"config_path": pl.String, "domain": pl.String},
     )
     warehouse.replace(REGISTRY_TABLE, frame, "batch_id = ?", [source.batch_id])
 

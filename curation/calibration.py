@@ -92,6 +92,43 @@ class Metrics:
         return asdict(self)
 
 
+BOOTSTRAP_RESAMPLES = 1000
+
+
+def doc_counts(predicted: np.ndarray, gold: np.ndarray) -> tuple[int, int, int, int]:
+    """(tp, fp, positives, negatives) of one document's character mask: the unit the bootstrap resamples."""
+    predicted, gold = predicted.astype(bool), gold.astype(bool)
+    return int(np.sum(predicted & gold)), int(np.sum(predicted & ~gold)), int(gold.sum()), int((~gold).sum())
+
+
+def bootstrap_metrics(counts: np.ndarray, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = 0) -> dict[str, np.ndarray]:
+    """Pooled precision, recall, F1 and FPR over ``resamples`` resamplings of the documents (rows of
+    ``counts``: tp, fp, positives, negatives), with replacement: documents, not characters, are the
+    independent units (the characters of one document share its template, author and kind)."""
+    counts = np.asarray(counts, dtype=np.float64).reshape(-1, 4)
+    if not len(counts):
+        return {k: np.zeros(0) for k in ("precision", "tpr", "f1", "fpr")}
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, len(counts), size=(resamples, len(counts)))
+    tp, fp, pos, neg = (counts[:, i][picks].sum(axis=1) for i in range(4))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        precision = np.where(tp + fp > 0, tp / (tp + fp), 0.0)
+        tpr = np.where(pos > 0, tp / pos, 0.0)
+        f1 = np.where(precision + tpr > 0, 2 * precision * tpr / (precision + tpr), 0.0)
+        fpr = np.where(neg > 0, fp / neg, 0.0)
+    return {"precision": precision, "tpr": tpr, "f1": f1, "fpr": fpr}
+
+
+def bootstrap_intervals(counts: np.ndarray, confidence: float = 0.95, seed: int = 0) -> dict[str, list[float]]:
+    """Percentile intervals of the pooled metrics over document resamples."""
+    tail = (1 - confidence) / 2 * 100
+    return {
+        name: [round(float(np.percentile(v, tail)), 4), round(float(np.percentile(v, 100 - tail)), 4)]
+        for name, v in bootstrap_metrics(counts, seed=seed).items()
+        if len(v)
+    }
+
+
 def char_metrics(predicted: np.ndarray, gold: np.ndarray) -> Metrics:
     predicted, gold = predicted.astype(bool), gold.astype(bool)
     tp = int(np.sum(predicted & gold))
@@ -373,7 +410,7 @@ def _per_kind_thresholds(
 
 def evaluate(docs: Sequence[ScoredDoc], calibration: Calibration | AppliedCalibration) -> dict:
     """Apply a calibration to labeled documents: pooled metrics, per-label recall, AUROC."""
-    scores, gold, predicted = [], [], []
+    scores, gold, predicted, counts = [], [], [], []
     per_label_total: dict[str, int] = {}
     per_label_hit: dict[str, int] = {}
     for doc in docs:
@@ -382,6 +419,7 @@ def evaluate(docs: Sequence[ScoredDoc], calibration: Calibration | AppliedCalibr
         scores.append(chars)
         predicted.append(mask)
         gold.append(np.array(char_mask(doc.gold, len(doc.text)), dtype=bool))
+        counts.append(doc_counts(mask, gold[-1]))
         for span in doc.gold:
             per_label_total[span.label] = per_label_total.get(span.label, 0) + span.length
             per_label_hit[span.label] = per_label_hit.get(span.label, 0) + int(mask[span.start : span.end].sum())
@@ -394,6 +432,8 @@ def evaluate(docs: Sequence[ScoredDoc], calibration: Calibration | AppliedCalibr
         "auroc": finite_or_none(auroc(all_scores, all_gold)),
         "per_label_recall": {k: per_label_hit[k] / v for k, v in sorted(per_label_total.items()) if v},
         "documents": len(docs),
+        # 95% percentile intervals over 1,000 resamples of the documents (what the card prints)
+        "intervals": bootstrap_intervals(np.array(counts)),
     }
 
 

@@ -93,6 +93,8 @@ class CardInfo:
     privacy_evidence: dict[str, Any] = field(default_factory=dict)
     # learned tagger: key, thresholds per domain, training (out-of-fold) and held-out metrics per domain
     tagger: dict[str, Any] = field(default_factory=dict)
+    # gate detail of calibration_coverage: the batch's domain, what calibrated it, held-out counts, intervals
+    calibration_coverage: dict[str, Any] = field(default_factory=dict)
 
 
 def render_card(info: CardInfo) -> str:
@@ -164,8 +166,33 @@ def size_category(n: int) -> str:
     return "n>1T"
 
 
+def _coverage_statement(coverage: Mapping[str, Any], held_out: Mapping[str, Any]) -> str:
+    """The card's first words: whose labels calibrated this batch, and whether its promise was verified."""
+    if not coverage:
+        return ""
+    domain = coverage.get("domain")
+    if not coverage.get("passed", True):
+        return f"**Calibration coverage: unverified.** {coverage.get('reason')}.\n\n"
+    intervals = coverage.get("heldout_intervals") or {}
+
+    def shown(name: str, key: str) -> str:
+        value = held_out.get(key)
+        band = intervals.get(key)
+        text = f"{name} {value:.3f}" if isinstance(value, int | float) else f"{name} n/a"
+        return text + (f" [{band[0]:.3f}, {band[1]:.3f}]" if band else "")
+
+    return (
+        f"**Calibration coverage:** domain `{domain}`, calibrated on {coverage.get('calibration_documents')} labeled "
+        f"documents of its own and verified on {coverage.get('heldout_documents')} held-out documents "
+        f"({coverage.get('heldout_target_chars')} target characters): {shown('recall', 'tpr')}, "
+        f"{shown('precision', 'precision')}, {shown('F1', 'f1')}, {shown('collateral', 'fpr')} "
+        "(95% bootstrap intervals over documents).\n\n"
+    )
+
+
 def _summary(info: CardInfo) -> str:
     text = info.summary.strip() or "Text released after detection, surprise masking and surrogate replacement."
+    text = _coverage_statement(info.calibration_coverage, info.held_out_metrics) + text
     release = f"\n\nRelease id: `{info.release_id}`." if info.release_id else ""
     tables = ", ".join(f"`{name}` ({rows:,} rows)" for name, rows in info.tables.items())
     files = f"\n\nTables: {tables}, as Parquet shards under `data/<table>/`." if tables else ""

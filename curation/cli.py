@@ -43,16 +43,28 @@ def cmd_run(args: argparse.Namespace) -> int:
         "base_dir": str(Path(args.out).resolve()) if args.out else (None if args.config else str(Path.cwd())),
         "input": str(Path(args.input).resolve()) if args.input else None,
         "batch_id": args.batch_id,
+        "domain": args.domain,
     }
     config = load_config(config_path, **overrides)
     if args.batch_id and not args.input:  # a batch waiting in the inbox: run it without the sensor
         from curation.inbox import find_batch
 
-        entry = find_batch(config.inbox_path, args.batch_id)
+        entry = find_batch(config.inbox_path, args.batch_id, config.known_domains())
         if entry is not None:
-            overrides["input"] = str(entry.resolve())
+            overrides["input"] = str(entry.path.resolve())
+            overrides["domain"] = args.domain or entry.domain
             config = load_config(config_path, **overrides)
-    print(f"curation run: batch {config.batch_id}, input {config.input_path}", flush=True)
+    print(
+        f"curation run: batch {config.batch_id}, domain {config.batch_domain}, input {config.input_path}",
+        flush=True,
+    )
+    if config.batch_domain != config.calibration_domain:
+        print(
+            f"curation run: domain {config.batch_domain!r} has no labeled set: calibrated on "
+            f"{config.calibration_domain!r}, so its collateral and recall are unverified "
+            f"(label some with `curation label export`)",
+            flush=True,
+        )
     from curation.release import remove_stale_temp_folders
 
     for name in remove_stale_temp_folders(config.releases_path):
@@ -502,6 +514,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--input", help="JSONL / Parquet / CSV file or a folder of text/code files")
     run.add_argument("--out", help="folder for the warehouse, vault and releases (default: here)")
     run.add_argument("--config", help="YAML config file")
+    run.add_argument(
+        "--domain",
+        help="the batch's domain: calibrated on that domain's labeled set when one is registered "
+        "(tagger.labeled_sets 'D=path'), else reported unverified (default: config `domain`, then tagger.domain)",
+    )
     run.add_argument(
         "--batch-id",
         help="delivery batch id (default from config: 'sample'); without --input, the inbox entry of that name",

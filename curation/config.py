@@ -96,6 +96,11 @@ class GateConfig:
     collateral_budget: float = 0.05
     coverage_goal: float = 0.8
     seed: int = 7
+    # calibration_coverage: a batch's domain needs labeled held-out data of its own, this much of it; below
+    # it (or calibrated on another domain) the check warns, and blocks the release when required
+    require_domain_labels: bool = False
+    min_domain_heldout_docs: int = 20
+    min_domain_target_chars: int = 500
 
 
 @dataclass(frozen=True)
@@ -127,6 +132,12 @@ class CurationConfig:
     releases_dir: str = "releases"
     input: str | None = None  # None = bundled sample corpus
     validation: str | None = None  # None = bundled labeled validation set
+    # The batch's domain (None = tagger.domain). A batch of domain D calibrates on D's own labeled set when
+    # one is registered (tagger.labeled_sets "D=path", or a bundled public set of D), else on `validation`,
+    # and its card and `calibration_coverage` check then say that D's collateral and recall are unverified.
+    domain: str | None = None
+    # The domain of the `validation` file (None = tagger.domain): what the calibration was measured on.
+    validation_domain: str | None = None
     # YAML source label -> convention label for labeled files in a vocabulary of one's own, on top of the
     # bundled map (TAB, presidio-research, CredData); applies to the validation set, tagger.labeled_sets and
     # the labels that arrive with the input. None = the bundled map alone.
@@ -170,6 +181,37 @@ class CurationConfig:
         return self.path(self.validation) if self.validation else bundled("validation.jsonl")
 
     @property
+    def calibration_domain(self) -> str:
+        """The domain of the labeled set this config calibrates on."""
+        return self.validation_domain or self.tagger.domain
+
+    @property
+    def batch_domain(self) -> str:
+        return self.domain or self.tagger.domain
+
+    def domain_sets(self, domain: str) -> list[Path]:
+        """The labeled sets registered for ``domain`` (the user's first, then a bundled public set)."""
+        return [path for d, path in self.registered_sets() if d == domain]
+
+    def for_domain(self, domain: str) -> CurationConfig:
+        """This config for a batch of ``domain``: calibrated on that domain's own labeled set when one is
+        registered (it becomes the validation set, split into calibration and held-out parts), else on the
+        configured validation set, whose domain is kept as the calibration domain."""
+        own = self.domain_sets(domain)
+        if domain == self.calibration_domain or not own:
+            calibration_domain = self.calibration_domain
+            validation = self.validation
+        else:
+            calibration_domain, validation = domain, str(own[0])
+        return dataclasses.replace(
+            self,
+            domain=domain,
+            validation=validation,
+            validation_domain=calibration_domain,
+            tagger=dataclasses.replace(self.tagger, domain=domain),
+        )
+
+    @property
     def label_map_path(self) -> Path | None:
         return self.path(self.label_map) if self.label_map else None
 
@@ -180,7 +222,12 @@ class CurationConfig:
         return load_label_map(self.label_map_path) if self.label_map_path else None
 
     def tagger_sets(self) -> list[tuple[str, Path]]:
-        """(domain, path) of the labeled sets the tagger trains on besides the validation set."""
+        """(domain, path) of the labeled sets the tagger trains on besides the validation set (registered
+        sets; the one serving as validation set is read once, as the validation set)."""
+        return [(d, p) for d, p in self.registered_sets() if p.resolve() != self.validation_path.resolve()]
+
+    def registered_sets(self) -> list[tuple[str, Path]]:
+        """(domain, path) of every labeled set in the config: tagger.labeled_sets, then the public ones."""
         out = [
             (domain.strip(), self.path(path.strip()))
             for domain, _, path in (str(e).partition("=") for e in self.tagger.labeled_sets)
@@ -198,14 +245,20 @@ class CurationConfig:
         inbox entry named `batch_id`."""
         if batch_id == self.batch_id:
             return self
-        found = find_batch(self.inbox_path, batch_id)
+        found = find_batch(self.inbox_path, batch_id, self.known_domains())
         if found is None:
             raise ConfigError(
                 f"delivery batch {batch_id!r} is neither the configured batch_id ({self.batch_id!r}) nor an entry of "
                 f"the inbox folder {self.inbox_path.resolve()}: add {batch_id}.jsonl (or .parquet/.csv, or a folder "
                 f"{batch_id}/) there"
             )
-        return dataclasses.replace(self, batch_id=batch_id, input=str(found.resolve()))
+        config = dataclasses.replace(self, batch_id=batch_id, input=str(found.path.resolve()))
+        return config.for_domain(found.domain) if found.domain else config
+
+    def known_domains(self) -> list[str]:
+        """Domains this config has labels for or names (inbox folders of these names hold their batches)."""
+        names = [self.batch_domain, self.calibration_domain, *(d for d, _ in self.registered_sets())]
+        return list(dict.fromkeys(names))
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -265,6 +318,8 @@ def config_from_dict(data: dict[str, Any], where: str = "<dict>") -> CurationCon
         else:
             kwargs[key] = value
     config = CurationConfig(**kwargs)
+    if config.domain:
+        config = config.for_domain(config.domain)
     _check(config, where)
     return config
 

@@ -213,6 +213,7 @@ def calibrated_signals(
     label_map: Mapping[str, str] | None = None,
     detector_suite: DetectorSuite | None = None,
     progress=_log,
+    collateral_budget: float | None = 0.03,
 ) -> CalibratedSignals:
     """Score and detect the ``--calibrate-on`` sets (read with ``label_map``, default: the bundled one),
     train (or load) the tagger on them plus the bundled public sets, choose each domain's tagger threshold
@@ -270,7 +271,7 @@ def calibrated_signals(
             doc.detected = doc.detected + found
     per_domain = {}
     for name, docs in val_docs.items():
-        combination, table = choose_combination(docs)
+        combination, table = choose_combination(docs, collateral_budget=collateral_budget)
         per_domain[name] = {"detector_combination": "+".join(combination), "calibration_combinations": table}
     return CalibratedSignals(
         specs, scorer, warehouse, cache, suite, head, thresholds, val_docs, per_domain, tagger_summary
@@ -334,6 +335,7 @@ def run_eval(
         label_map=label_map,
         detector_suite=detector_suite,
         progress=progress,
+        collateral_budget=collateral_budget,
     )
     progress(f"scoring and detecting {gold_path} ({len(gold_records)} records)")
     gold_docs = signals.score(gold_records, progress)

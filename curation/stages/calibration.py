@@ -58,7 +58,7 @@ def calibrate_stage(config: CurationConfig, warehouse: Warehouse, model_key: str
         return CalibrationOutcome(stored["calibration_id"][0], json.loads(stored["summary"][0]), reused=True)
     calib_docs = load_scored_docs(warehouse, model_key, VALIDATION, split="calibration")
     heldout_docs = load_scored_docs(warehouse, model_key, VALIDATION, split="heldout")
-    combination, combinations = choose_combination(calib_docs)
+    combination, combinations = choose_combination(calib_docs, collateral_budget=config.calibration.collateral_budget)
     for doc in calib_docs + heldout_docs:
         doc.detected = select_sources(len(doc.text), doc.detected, combination)
     cfg = config.calibration
@@ -80,7 +80,7 @@ def calibrate_stage(config: CurationConfig, warehouse: Warehouse, model_key: str
         "heldout": heldout,
         "per_policy": per_policy,
         "model_key": model_key,
-        "domain": config.tagger.domain,
+        "domain": config.calibration_domain,
         "detector_combination": list(combination),
         "detector_combinations": combinations,
     }

@@ -44,7 +44,7 @@ GOLD_COLUMNS = ["dataset", "batch_id", "doc_id", "start", "end", "label"]
 def validation_rows(config: CurationConfig) -> tuple[list[tuple], list[tuple], dict]:
     """The rows :func:`validation_stage` writes (``validation_docs``, ``gold_spans``) and its summary, from
     the labeled files alone: the calibration-is-current check compares the warehouse with exactly this."""
-    sets = [(VALIDATION, config.tagger.domain, config.validation_path)]
+    sets = [(VALIDATION, config.calibration_domain, config.validation_path)]
     if config.tagger.enabled:
         sets += [(LABELED, domain, path) for domain, path in config.tagger_sets()]
     rows, gold, summary = [], [], {}

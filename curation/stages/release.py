@@ -38,6 +38,9 @@ def card_info(
         "SELECT label, count(*) AS n FROM mask_spans WHERE batch_id = ? GROUP BY 1 ORDER BY 1", [batch]
     )
     _, applied, summary = current_calibration(config, warehouse, model_key)
+    from curation.gates import calibration_coverage
+
+    coverage = calibration_coverage(summary, config)
     validation = summary["validation"]
     heldout = summary["heldout"]
     residual = gates.get("residual_detector_audit")
@@ -95,6 +98,7 @@ def card_info(
         }
         if config.tagger.enabled
         else {},
+        calibration_coverage={"passed": coverage.passed, **coverage.detail},
         # the views the release ships, so the card's `configs:` lets `datasets` load the folder as is
         tables={name: frame.height for name, frame in internal_release_tables(config, warehouse).items()},
     )

@@ -39,7 +39,7 @@ def tagger_stage(config: CurationConfig, warehouse: Warehouse, model_key: str, p
         "digest": tagger.digest,
         "hidden": tagger.config.hidden,
         "encoder": tagger.config.encoder,
-        "domain": config.tagger.domain,
+        "domain": config.calibration_domain,
         **report,
     }
     record_summary(warehouse, CALIBRATION_BATCH, "pii_tagger", summary)
@@ -70,8 +70,11 @@ def tagger_spans_stage(config: CurationConfig, warehouse: Warehouse, model_key: 
         return {"enabled": False}
     from curation.signals import tag_corpus_stage
 
-    summary = tag_corpus_stage(
-        warehouse, config.batch_id, model_key, hidden_cache_for(config, model_key), tagger, config.tagger.domain
-    )
+    # the batch domain's own threshold when the tagger learned that domain, else the calibration domain's:
+    # the threshold the calibration's detector combination was measured with
+    thresholds = tagger.report.get("thresholds", {})
+    domain = config.batch_domain if config.batch_domain in thresholds else config.calibration_domain
+    cache = hidden_cache_for(config, model_key)
+    summary = tag_corpus_stage(warehouse, config.batch_id, model_key, cache, tagger, domain)
     record_summary(warehouse, config.batch_id, "tagger_spans", summary)
     return summary
