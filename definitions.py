@@ -82,7 +82,7 @@ def run_curation(settings, log_level: str = "INFO", instance=None, tags: dict[st
 def settings_overrides(settings) -> dict:
     return {
         name: getattr(settings, name)
-        for name in ("config_path", "base_dir", "input", "batch_id")
+        for name in ("config_path", "base_dir", "input", "batch_id", "domain")
         if getattr(settings, name) is not None
     }
 

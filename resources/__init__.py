@@ -25,6 +25,7 @@ class CurationSettings(dg.ConfigurableResource):
     base_dir: str | None = None
     input: str | None = None
     batch_id: str | None = None
+    domain: str | None = None
 
     # The config of the run's delivery batch, resolved once when the run starts (`setup_for_execution`).
     _batch_config: CurationConfig | None = PrivateAttr(default=None)
@@ -40,7 +41,9 @@ class CurationSettings(dg.ConfigurableResource):
             self._batch_config = resolve(self._configured(), key)
 
     def _configured(self) -> CurationConfig:
-        return load_config(self.config_path, base_dir=self.base_dir, input=self.input, batch_id=self.batch_id)
+        return load_config(
+            self.config_path, base_dir=self.base_dir, input=self.input, batch_id=self.batch_id, domain=self.domain
+        )
 
     def load(self) -> CurationConfig:
         return self._batch_config or self._configured()

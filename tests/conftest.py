@@ -41,7 +41,8 @@ def tiny_project(tmp_path_factory) -> Path:
         "input: corpus.jsonl\nvalidation: validation.jsonl\nbatch_id: tiny\n"
         "calibration:\n  min_kind_docs: 8\n"
         "tagger:\n  public_sets: false\n  epochs: 15\n"
-        "gates:\n  audit_sample: 50\n  residual_budget: 0.25\n  coverage_goal: 0.7\n",
+        "gates:\n  audit_sample: 50\n  residual_budget: 0.25\n  coverage_goal: 0.7\n"
+        "  min_domain_heldout_docs: 5\n  min_domain_target_chars: 100\n",
         encoding="utf-8",
     )
     return root

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import dagster as dg
 import duckdb
+import pytest
 
 from curation.release import verify_release
 from definitions import defs
@@ -77,7 +78,7 @@ def test_every_stage_materializes_and_all_gates_pass(e2e):
     checks = _checks(result)
     assert "score_drift" in checks  # a warning: reported every run, never a gate
     gates = {name: passed for name, passed in checks.items() if name != "score_drift"}
-    assert len(gates) == 9
+    assert len(gates) == 10  # 9 gates + calibration_coverage (a warning unless domain labels are required)
     assert all(gates.values()), gates
 
 
@@ -345,3 +346,61 @@ def test_second_batch_run_leaves_the_current_calibration_alone(scored_copy):
     edited["spans"][0]["end"] -= 1
     validation.write_text("".join(json.dumps(r) + "\n" for r in labeled))
     assert not calibration_is_current(config, warehouse, model_key, detectors)
+
+
+def _mask_calibration(config_file: Path, batch_id: str) -> tuple[str, dict]:
+    """The calibration id a batch's masks were made with, and that calibration's summary."""
+    from curation.config import load_config
+
+    config = load_config(config_file)
+    con = duckdb.connect(str(config.warehouse_path), read_only=True)
+    try:
+        (calibration_id,) = {r[0] for r in con.execute(
+            "SELECT DISTINCT calibration_id FROM mask_spans WHERE batch_id = ?", [batch_id]
+        ).fetchall()}  # fmt: skip
+        summary = con.execute("SELECT summary FROM calibration WHERE calibration_id = ?", [calibration_id]).fetchone()
+    finally:
+        con.close()
+    return calibration_id, json.loads(summary[0])
+
+
+@pytest.mark.heavy  # two more batch runs, each re-materializing the calibration group (~2.5 min)
+def test_a_batch_of_another_domain_uses_its_own_calibration_or_says_it_is_unverified(e2e, scored_copy):
+    """After the first batch (domain support, the configured validation set), a batch of domain `forum`,
+    which has a labeled set of its own, is masked with a calibration made on that set; a batch of domain
+    `posts`, which has none, is masked with the support calibration, its calibration_coverage check warns
+    (the release still ships) and its card says so in its first lines."""
+    config_file = scored_copy / "curation.yaml"
+    lines = (scored_copy / "validation.jsonl").read_text().splitlines(keepends=True)
+    # texts the warehouse has scored already, as a labeled set of domain forum (the same records: a small
+    # set of other records fails calibration_health, which would stop the run before masking)
+    (scored_copy / "forum.jsonl").write_text("".join(lines))
+    forum_set = '  epochs: 15\n  labeled_sets: ["forum=forum.jsonl"]\n'
+    config_file.write_text(config_file.read_text().replace("  epochs: 15\n", forum_set))
+    records = [json.loads(line) for line in (scored_copy / "corpus.jsonl").read_text().splitlines()]
+    (scored_copy / "second.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records[:4]))
+    first_id, first = _mask_calibration(config_file, "tiny")
+    assert first["domain"] == "support"
+
+    forum = run_job(config_file, input=str(scored_copy / "second.jsonl"), batch_id="forum-1", domain="forum")
+    assert "mask_spans" in _materialized(forum), _checks(forum)
+    forum_id, forum_summary = _mask_calibration(config_file, "forum-1")
+    assert forum_id != first_id and forum_summary["domain"] == "forum"
+    assert forum_summary["heldout"]["documents"] + forum_summary["validation"]["documents"] == len(lines)
+
+    posts = run_job(config_file, input=str(scored_copy / "second.jsonl"), batch_id="posts-1", domain="posts")
+    checks = _checks(posts)
+    assert checks["calibration_coverage"] is False and "release" in _materialized(posts), checks
+    posts_id, posts_summary = _mask_calibration(config_file, "posts-1")
+    assert posts_summary["domain"] == "support" and posts_id != forum_id
+    evaluations = [e.event_specific_data for e in posts.all_events if e.event_type_value == "ASSET_CHECK_EVALUATION"]
+    warning = next(e for e in evaluations if e.asset_check_key.name == "calibration_coverage")
+    assert warning.severity == dg.AssetCheckSeverity.WARN
+    from curation.config import load_config
+
+    folders = [p for p in load_config(config_file).releases_path.iterdir() if not p.name.startswith(".")]
+    release = max(folders, key=lambda p: p.stat().st_mtime)  # the posts batch ran last
+    assert "posts-1" in (release / "manifest.json").read_text()
+    summary = (release / "README.md").read_text().split("## Summary\n\n", 1)[1]
+    assert summary.startswith("**Calibration coverage: unverified.** collateral and recall are unverified for")
+    assert "domain posts: calibrated on support" in summary.split("\n", 1)[0]

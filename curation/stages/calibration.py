@@ -32,7 +32,11 @@ def calibration_input_digest(config: CurationConfig, warehouse: Warehouse, model
     import curation
 
     h = hashlib.sha256()
-    h.update(json.dumps([model_key, asdict(config.calibration), curation.__version__], default=str).encode())
+    h.update(
+        json.dumps(
+            [model_key, asdict(config.calibration), curation.__version__, config.calibration_domain], default=str
+        ).encode()
+    )
     for row in warehouse.query("SELECT doc_id, sha256, split FROM validation_docs ORDER BY doc_id").iter_rows():
         h.update(repr(row).encode())
     spans = warehouse.query(
