@@ -14,7 +14,15 @@ from assets._common import (
     one_connection,
 )
 from curation.calibration import default_candidates
-from curation.shards import ShardPlan, merge_shards, plan_shards, remove_stale_folders, score_shard, work_folder
+from curation.shards import (
+    ShardPlan,
+    merge_shards,
+    plan_shards,
+    remove_stale_folders,
+    score_shard,
+    score_shard_on_ray,
+    work_folder,
+)
 from curation.stages.scoring import hidden_cache_for, score_stage, window_stage
 from curation.warehouse import VALIDATION, record_summary
 from resources import CurationSettings, ReferenceModel
@@ -58,8 +66,10 @@ def plan_score_shards(context: dg.OpExecutionContext, settings: CurationSettings
 
     remove_stale_folders(config, ended)
     folder = work_folder(config, context.run_id)
+    # on Ray the cluster's actors are the parallelism: one shard step drives them
+    workers = 1 if config.engine.kind == "ray" else config.sharding.workers
     plans, counts = plan_shards(
-        config, settings.warehouse(), model_key, folder, config.sharding.workers, hidden_cache_for(config, model_key)
+        config, settings.warehouse(), model_key, folder, workers, hidden_cache_for(config, model_key)
     )
     context.log.info(
         f"{counts['texts_scored']} of {counts['texts']} texts to score, in {len(plans)} shard(s) of "
@@ -78,8 +88,12 @@ def score_shard_step(
     config = batch_config(context, settings)
     scorer = reference_model.scorer()
     shard = ShardPlan(**{k: plan[k] for k in ShardPlan.__dataclass_fields__})
+    cache = hidden_cache_for(config, scorer.model_key)
+    if config.engine.kind == "ray":
+        result = score_shard_on_ray(shard, scorer, config.engine, settings.warehouse(), cache, context.log.info)
+        return {**result, **{k: plan[k] for k in ("texts", "texts_scored", "texts_cached", "folder", "n_shards")}}
     scorer.concurrency = _shard_threads(context, shard.n_shards)  # wall time only: scores do not depend on it
-    result = score_shard(shard, scorer, hidden_cache_for(config, scorer.model_key), context.log.info)
+    result = score_shard(shard, scorer, cache, context.log.info)
     return {**result, **{k: plan[k] for k in ("texts", "texts_scored", "texts_cached", "folder", "n_shards")}}
 
 

@@ -71,7 +71,7 @@ def prepare(work: Path, n_docs: int) -> dict:
     return {"corpus": corpus, "validation": validation, "shape": shape}
 
 
-def project(work: Path, name: str, setup: dict, workers: int) -> Path:
+def project(work: Path, name: str, setup: dict, workers: int, engine: str = "") -> Path:
     """A project folder: config (workers), a fresh cache root sharing only the converted model weights."""
     from curation.scoring import cache_root
 
@@ -81,7 +81,7 @@ def project(work: Path, name: str, setup: dict, workers: int) -> Path:
     (folder / "curation.yaml").write_text(
         f"input: {setup['corpus']}\nvalidation: {setup['validation']}\nbatch_id: bench\n"
         "calibration:\n  min_kind_docs: 10\ngates:\n  residual_budget: 0.2\n"
-        f"tagger:\n  public_sets: false\nsharding:\n  workers: {workers}\n"
+        f"tagger:\n  public_sets: false\nsharding:\n  workers: {workers}\n" + engine
     )
     cache = folder / "cache"
     cache.mkdir()
@@ -319,6 +319,7 @@ def same_results(a: Path, b: Path) -> bool:
 def workers_comparison(work: Path, setup: dict) -> dict:
     """The batch's scoring with 1 worker, then 2 (pool limit 2), fresh caches each."""
     one = run_child(project(work, "workers-1", setup, 1), "scoring")
+    (work / "workers-1" / "scoring.json").write_text(json.dumps(one))  # the Ray comparison's baseline
     two = run_child(project(work, "workers-2", setup, 2), "scoring")
     if not (one["success"] and two["success"]):
         raise RuntimeError("a scoring run failed")
@@ -331,6 +332,29 @@ def workers_comparison(work: Path, setup: dict) -> dict:
         "scoring_tokens": one["stage"].get("tokens_scored"),
         "scoring_docs_per_s": round(setup["shape"]["documents"] / one["scoring_seconds"], 3),
         "scoring_tokens_per_s": round(one["stage"].get("tokens_scored", 0) / one["scoring_seconds"], 1),
+    }
+
+
+def ray_comparison(work: Path, setup: dict) -> dict:
+    """The same scoring run on a 2-node Ray cluster of this machine (2 single-CPU actors) vs the local path
+    (`workers-1`, measured just before): time ratio, identical rows, and the hidden-state bytes the local
+    scoring pass left per token."""
+    from benchmarks.ray_cluster import two_node_cluster
+
+    local = work / "workers-1"
+    with two_node_cluster() as (address, _):
+        engine = f"engine:\n  kind: ray\n  address: '{address}'\n  actors: 2\n  num_cpus: 1\n"
+        on_ray = run_child(project(work, "ray", setup, 1, engine), "scoring")
+    if not on_ray["success"]:
+        raise RuntimeError("the scoring run on Ray failed")
+    one = json.loads((local / "scoring.json").read_text())
+    hidden = sum(p.stat().st_size for p in (local / "cache" / "hidden").rglob("*.npy"))
+    tokens = one["stage"].get("tokens_scored") or 0
+    return {
+        "ray_vs_local_time_ratio": round(on_ray["scoring_seconds"] / one["scoring_seconds"], 3),
+        "ray_identical": same_results(local, work / "ray"),
+        "ray_scoring_s": round(on_ray["scoring_seconds"], 1),
+        "hidden_state_bytes_per_token": round(hidden / tokens, 1) if tokens else None,
     }
 
 
@@ -366,9 +390,11 @@ def measure(n_docs: int = DEFAULT_DOCS, work: Path | None = None) -> dict:
         setup = prepare(work, n_docs)
         started = time.perf_counter()
         workers = workers_comparison(work, setup)
+        ray = ray_comparison(work, setup)
         e2e = end_to_end(work, setup)
         result = {
             **workers,
+            **ray,
             "e2e_vs_scoring_ratio": round(e2e["e2e_docs_per_s"] / workers["scoring_docs_per_s"], 3),
             **e2e,
             "scale_docs": n_docs,

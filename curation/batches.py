@@ -57,7 +57,7 @@ def source_for(config: CurationConfig, config_path: str | None, origin: str) -> 
         input_digest=digest_path(config.input_path),
         config_digest=config.digest(),
         origin=origin,
-        domain=config.batch_domain,
+        domain=config.domain,  # as given (--domain, the key, an inbox folder); None = the config's default
     )
 
 

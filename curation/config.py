@@ -11,6 +11,7 @@ from typing import Any
 
 import yaml
 
+from curation.engine import ENGINES, EngineConfig
 from curation.inbox import find_batch
 from curation.rewriting import RewriteConfig
 from curation.scoring import ScoringConfig
@@ -155,6 +156,7 @@ class CurationConfig:
     rewriting: RewriteConfig = field(default_factory=RewriteConfig)  # optional LM rewriting, off by default
     tagger: TaggerSettings = field(default_factory=TaggerSettings)
     sharding: ShardingConfig = field(default_factory=ShardingConfig)
+    engine: EngineConfig = field(default_factory=EngineConfig)  # local, or a Ray cluster for the model pass
 
     def path(self, value: str) -> Path:
         p = Path(value).expanduser()
@@ -282,6 +284,7 @@ _SECTIONS = {
     "rewriting": RewriteConfig,
     "tagger": TaggerSettings,
     "sharding": ShardingConfig,
+    "engine": EngineConfig,
 }
 
 
@@ -353,6 +356,8 @@ def _check(config: CurationConfig, where: str) -> None:
         problems.append(f"calibration.policies must be a non-empty subset of {POLICIES}")
     if config.masking.propagation_scope not in PROPAGATION_SCOPES:
         problems.append(f"masking.propagation_scope must be one of {PROPAGATION_SCOPES}")
+    if config.engine.kind not in ENGINES:
+        problems.append(f"engine.kind must be one of {list(ENGINES)}, got {config.engine.kind!r}")
     if not 0 < config.calibration.heldout_fraction < 1:
         problems.append("calibration.heldout_fraction must be between 0 and 1")
     bad_views = set(config.release.views) - {"surrogate", "redacted"}

@@ -147,6 +147,62 @@ def score_shard(plan: ShardPlan, scorer: ReferenceScorer, hidden_cache=None, pro
     }
 
 
+def score_shard_on_ray(
+    plan: ShardPlan, scorer: ReferenceScorer, engine, warehouse: Warehouse, hidden_cache=None, progress=None
+) -> dict:
+    """The shard's chunks scored by model actors on a Ray cluster (``curation.engine``); this step is the
+    one writer: each chunk's rows go into DuckDB as they come back (so a rerun after a lost cluster scores
+    only what never came back), and the shard's output file is left empty for the merge."""
+    from curation.engine import EngineError, score_on_ray
+    from curation.warehouse import token_scores_frame
+
+    started = time.perf_counter()
+    texts = pl.read_parquet(plan.texts_path)
+    chunks = [
+        list(zip(part["sha256"], part["text"], part["needs_scores"], strict=True))
+        for _, part in texts.group_by("chunk", maintain_order=True)
+    ]
+    model_key = scorer.model_key
+    rows = [0]
+
+    def write(table, hidden: list) -> None:
+        frame = pl.from_arrow(table)
+        if frame.height:
+            keys = set(frame["model_key"].unique().to_list())
+            if keys != {model_key}:
+                raise EngineError(
+                    f"a Ray actor scored under model key {sorted(keys)}, this step under {model_key}: the nodes "
+                    "resolve another dtype or device; set scoring.dtype and scoring.device explicitly"
+                )
+            with warehouse.transaction() as con:
+                con.register("_chunk", frame.to_arrow())
+                con.execute(
+                    "INSERT INTO token_scores (model_key, doc_sha256, token_idx, char_start, char_end, nll) "
+                    "SELECT model_key, doc_sha256, token_idx, char_start, char_end, nll FROM _chunk WHERE doc_sha256 "
+                    "NOT IN (SELECT DISTINCT doc_sha256 FROM token_scores WHERE model_key = ?) "
+                    "ORDER BY doc_sha256, token_idx",
+                    [model_key],
+                )
+        rows[0] += frame.height
+        if hidden_cache is not None:
+            for sha, states in hidden:
+                hidden_cache.put(sha, states)
+
+    summary = score_on_ray(engine, scorer.config, chunks, write, hidden_cache is not None, progress)
+    _write_private(token_scores_frame(model_key, [], []), Path(plan.scores_path))
+    seconds = time.perf_counter() - started
+    return {
+        "shard": plan.shard,
+        "scores_path": plan.scores_path,
+        "texts": plan.n_texts,
+        "model_calls": 0,
+        "tokens_scored": rows[0],
+        "seconds": round(seconds, 3),
+        "model_load_s": 0.0,
+        **{f"ray_{k}": v for k, v in summary.items() if k != "engine"},
+    }
+
+
 def merge_shards(warehouse: Warehouse, model_key: str, shard_results: list[dict], folder: Path | None) -> int:
     """Insert every shard's token scores in one transaction (rows a concurrent run already stored for the
     same text are skipped), in the order the single-worker path writes them; then delete the work folder."""

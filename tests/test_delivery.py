@@ -44,7 +44,7 @@ def test_scan_finds_files_and_folders_and_explains_skips(tmp_path):
     assert sorted(b.key for b in scan.batches) == ["acme-2026-11", "folder_batch"]
     assert any(s.startswith("notes.txt") for s in scan.skipped)
     assert any(s.startswith("bad name!.jsonl") for s in scan.skipped)
-    assert find_batch(tmp_path, "folder_batch") == tmp_path / "folder_batch"
+    assert find_batch(tmp_path, "folder_batch").path == tmp_path / "folder_batch"
     assert find_batch(tmp_path, "missing") is None
 
 

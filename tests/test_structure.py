@@ -187,4 +187,5 @@ def test_every_library_package_is_installed() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     listed = set(project["tool"]["setuptools"]["packages"])
     found = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "curation").rglob("__init__.py")}
+    found |= {"curation.data", "curation.data.public"}  # data folders, installed as namespace packages
     assert found == listed, f"[tool.setuptools] packages: missing {found - listed}, extra {listed - found}"

@@ -59,12 +59,15 @@ def score_stage(
     wanted = texts_to_score(config, warehouse, dataset)
     calls_before, tokens_before = scorer.stats.model_calls, scorer.stats.tokens_scored
     started = time.perf_counter()
+    engine_summary: dict = {}
     n_scored = score_missing(
         warehouse,
         scorer,
         list(zip(wanted["sha256"], wanted["text"], strict=True)),
         progress,
         hidden_cache_for(config, model_key),
+        engine=config.engine,
+        engine_summary=engine_summary,
     )
     elapsed = time.perf_counter() - started
     tokens = scorer.stats.tokens_scored - tokens_before
@@ -78,7 +81,11 @@ def score_stage(
         "tokens_scored": tokens,
         "tokens_per_s": round(tokens / elapsed, 1) if elapsed > 0 and tokens else None,
         "model_load_s": round(scorer.stats.load_seconds, 2),
+        "engine": config.engine.kind,
+        **engine_summary,
     }
+    if config.engine.kind == "ray":  # the model ran on the cluster: count tokens from the stored rows
+        summary["tokens_scored"] = engine_summary.get("tokens_scored")
     if dataset == CORPUS:
         record_summary(warehouse, config.batch_id, "reference_scores", summary)
     else:
@@ -87,16 +94,26 @@ def score_stage(
 
 
 def score_missing(
-    warehouse: Warehouse, scorer: ReferenceScorer, items: Sequence[tuple[str, str]], progress=None, hidden_cache=None
+    warehouse: Warehouse,
+    scorer: ReferenceScorer,
+    items: Sequence[tuple[str, str]],
+    progress=None,
+    hidden_cache=None,
+    engine=None,
+    engine_summary: dict | None = None,
 ) -> int:
     """Score the (sha256, text) pairs not yet cached for the scorer's model key, in bounded batches
     written to DuckDB as they finish; returns how many texts were scored.
 
     With a ``hidden_cache`` (curation.tagger.HiddenStateCache) the same forward pass also stores each
     token's last hidden state, the tagger's input; texts with scores but no states are run once more.
+    With ``engine.kind: ray`` the chunks are scored by model actors on the cluster (``curation.engine``)
+    and written here as they come back, so a rerun after a lost cluster scores only what never came back.
     """
     model_key = scorer.model_key
     todo = pending_texts(warehouse, model_key, items, hidden_cache)
+    if engine is not None and engine.kind == "ray":
+        return _score_missing_on_ray(warehouse, scorer, todo, progress, hidden_cache, engine, engine_summary)
     meter = ScoringProgress(scorer, [text for _, text, _ in todo], progress) if progress and todo else None
     for offset, chunk in zip(range(0, len(todo), SCORE_BATCH_DOCS), scoring_chunks(todo), strict=True):
         frame = score_chunk(scorer, chunk, hidden_cache, meter.chunk(offset) if meter else None)
@@ -104,6 +121,30 @@ def score_missing(
             warehouse.append("token_scores", frame)
         if progress:
             progress(f"scored {min(offset + SCORE_BATCH_DOCS, len(todo))}/{len(todo)} texts")
+    return len(todo)
+
+
+def _score_missing_on_ray(warehouse, scorer, todo, progress, hidden_cache, engine, engine_summary) -> int:
+    import pyarrow as pa
+
+    from curation.engine import score_on_ray
+
+    tokens = [0]
+
+    def write(table: pa.Table, hidden: list) -> None:
+        frame = pl.from_arrow(table)
+        if frame.height:
+            warehouse.append("token_scores", frame)
+        tokens[0] += frame.height
+        if hidden_cache is not None:
+            for sha, states in hidden:
+                hidden_cache.put(sha, states)
+
+    summary = score_on_ray(
+        engine, scorer.config, scoring_chunks(todo), write, with_hidden=hidden_cache is not None, progress=progress
+    )
+    if engine_summary is not None:
+        engine_summary.update({**summary, "tokens_scored": tokens[0]})
     return len(todo)
 
 
@@ -123,10 +164,9 @@ def pending_texts(
 
 
 def scoring_chunks(todo: Sequence[tuple[str, str, bool]]) -> list[list[tuple[str, str, bool]]]:
-    """The texts of one model call of ``score_texts`` each (SCORE_BATCH_DOCS at a time, in order).
-
-    Scores depend on which texts share a padded batch (bf16 kernels round differently per shape), so
-    every path, one worker or many shards, cuts the same chunks: the results are identical."""
+    """The texts of one ``score_texts`` call each (SCORE_BATCH_DOCS at a time, in order): bounded memory
+    per call. Scores do not depend on the cut (every model call's shape is fixed by its own chunks of
+    text), but every path, one worker, shards or Ray, cuts these same chunks anyway."""
     return [list(todo[i : i + SCORE_BATCH_DOCS]) for i in range(0, len(todo), SCORE_BATCH_DOCS)]
 
 

@@ -1,0 +1,217 @@
+"""Where the model-bound work runs: in the Dagster step's own process (``local``) or on a Ray cluster (``ray``).
+
+With ``ray``, the batch's texts still to score go to a pool of model actors in chunks (the same chunks the
+local path and the shards cut, ``stages.scoring.scoring_chunks``); each actor loads the reference model once
+and scores a chunk with the same call plan (``scoring.CallPlan``: every call's shape fixed by its own chunks,
+one intra-op thread per call), so its scores are the local path's to the bit. Results come back as Arrow
+tables and the calling step, the one DuckDB writer, inserts each chunk as it arrives: nothing on a Ray node
+opens the warehouse or the vault. A chunk whose actor died (its node went away) is resubmitted to a surviving
+actor; if the whole cluster goes, the chunks already written stay written and a rerun scores only the rest.
+
+Plain ``ray`` client calls (no dagster-ray): the step stays the control plane and streams progress into the
+run log; one ``ray.init(address=...)``, a pool of actors, ``ray.wait`` on their results.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+
+from curation.scoring import ScoringConfig
+
+ENGINES = ("local", "ray")
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    """``kind: local`` (default) runs the model in the step's process; ``kind: ray`` on the cluster at
+    ``address`` (``auto`` = the one this machine belongs to; empty = a private local cluster)."""
+
+    kind: str = "local"
+    address: str = "auto"
+    actors: int = 2  # model actors (replicas); one per GPU on a GPU cluster
+    num_cpus: float = 1.0  # per actor (also its scorer's calls side by side)
+    num_gpus: float = 0.0  # per actor; scoring.device auto then picks the GPU inside the actor
+    resources: tuple[str, ...] = ()  # custom resources per actor, "name=amount" (pin actors to node groups)
+    chunk_docs: int = 16  # texts per actor call (scores do not depend on it: every model call's shape is fixed)
+    max_chunk_retries: int = 3  # resubmissions of a chunk whose actor died
+    actor_start_timeout_s: float = 180.0  # actors not up by then (no room on the cluster) are not used
+
+
+class EngineError(RuntimeError):
+    """The engine could not run the work (cluster unreachable, every actor gone)."""
+
+
+def _actor_class():
+    import ray
+
+    @ray.remote
+    class ScoringActor:
+        """One reference-model replica: loads the model once, scores chunks, returns Arrow tables."""
+
+        def __init__(self, scoring: dict, with_hidden: bool, threads: int) -> None:
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            from curation.scoring import ReferenceScorer
+
+            self.scorer = ReferenceScorer(ScoringConfig(**scoring))
+            self.scorer.concurrency = max(1, threads)
+            self.with_hidden = with_hidden
+
+        def node(self) -> str:
+            import ray
+
+            return ray.get_runtime_context().get_node_id()
+
+        def score(self, chunk: list[tuple[str, str, bool]]) -> tuple[object, list, dict]:
+            from curation.warehouse import token_scores_frame
+
+            started = time.perf_counter()
+            scored = self.scorer.score_texts([text for _, text, _ in chunk], with_hidden=self.with_hidden)
+            new = [(sha, s) for (sha, _, needs), s in zip(chunk, scored, strict=True) if needs]
+            frame = token_scores_frame(self.scorer.model_key, [sha for sha, _ in new], [s for _, s in new])
+            hidden = [(sha, s.hidden) for (sha, _, _), s in zip(chunk, scored, strict=True)] if self.with_hidden else []
+            stats = {"tokens": int(sum(s.n_tokens for s in scored)), "seconds": time.perf_counter() - started}
+            return frame.to_arrow(), hidden, stats
+
+    return ScoringActor
+
+
+def connect(config: EngineConfig) -> None:
+    """Join the cluster (or start a private one when ``address`` is empty); a clear error if unreachable."""
+    import ray
+
+    if ray.is_initialized():
+        return
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    address = config.address or None
+    try:
+        ray.init(
+            address=address,
+            namespace="curation",
+            log_to_driver=False,
+            include_dashboard=False,
+            configure_logging=False,
+            # the library is on every node's path (same image): ship no working directory
+            runtime_env={"env_vars": {"HF_HUB_OFFLINE": "1", "RAY_USAGE_STATS_ENABLED": "0"}},
+        )
+    except (ConnectionError, RuntimeError, TimeoutError) as exc:
+        raise EngineError(
+            f"engine.kind ray: cannot reach the Ray cluster at {config.address or '(a new local one)'}: {exc}. "
+            "Start it (`ray start --head`), set engine.address to its GCS address (host:port), "
+            "or set engine.kind: local"
+        ) from exc
+
+
+def _resources(config: EngineConfig) -> dict[str, float]:
+    out = {}
+    for entry in config.resources:
+        name, _, amount = str(entry).partition("=")
+        out[name.strip()] = float(amount or 1)
+    return out
+
+
+def started_actors(actors: list, timeout_s: float) -> list:
+    """The actors that came up (model loaded) within ``timeout_s``; the others are killed: a cluster with
+    room for fewer actors than asked still scores, with those it could start."""
+    import ray
+
+    pings = {actor.node.remote(): actor for actor in actors}
+    ready, _ = ray.wait(list(pings), num_returns=len(pings), timeout=timeout_s)
+    if not ready:
+        ready, _ = ray.wait(list(pings), num_returns=1, timeout=timeout_s)
+    up = []
+    for ref, actor in pings.items():
+        if ref in ready:
+            try:
+                ray.get(ref)
+                up.append(actor)
+                continue
+            except Exception:  # died while starting
+                pass
+        ray.kill(actor)
+    if not up:
+        raise EngineError(
+            f"no scoring actor could start on the Ray cluster within {timeout_s:.0f} s (asked for "
+            f"{len(actors)}): the cluster has no room for one (engine.num_cpus / num_gpus / resources) or the "
+            "model fails to load there; the chunks already scored are kept"
+        )
+    return up
+
+
+def score_on_ray(
+    config: EngineConfig,
+    scoring: ScoringConfig,
+    chunks: Sequence[list[tuple[str, str, bool]]],
+    write: Callable[[object, list], None],
+    with_hidden: bool = False,
+    progress: Callable[[str], None] | None = None,
+) -> dict:
+    """Score ``chunks`` on a pool of Ray actors; ``write(arrow_table, hidden)`` is called in this process
+    for each chunk as it comes back (the single writer). Returns counters for the stage summary."""
+    import ray
+    from ray.exceptions import ActorDiedError, ActorUnavailableError, RayActorError
+
+    if not chunks:
+        return {"engine": "ray", "chunks": 0, "actors": 0, "resubmitted": 0}
+    connect(config)
+    actor_class = _actor_class()
+    options = {"num_cpus": config.num_cpus, "num_gpus": config.num_gpus, "max_restarts": 0}
+    if config.resources:
+        options["resources"] = _resources(config)
+    flat = [item for chunk in chunks for item in chunk]
+    size = max(1, config.chunk_docs)
+    chunks = [flat[i : i + size] for i in range(0, len(flat), size)]
+    n_actors = max(1, min(config.actors, len(chunks)))
+    threads = max(1, int(config.num_cpus))
+
+    def new_actor():
+        return actor_class.options(**options).remote(asdict(scoring), with_hidden, threads)
+
+    idle = started_actors([new_actor() for _ in range(n_actors)], config.actor_start_timeout_s)
+    n_actors = len(idle)
+    pending = deque(range(len(chunks)))
+    attempts = [0] * len(chunks)
+    inflight: dict = {}
+    done_tokens = done_chunks = resubmitted = 0
+    started = last = time.monotonic()
+    while pending or inflight:
+        while idle and pending:
+            actor, index = idle.pop(), pending.popleft()
+            attempts[index] += 1
+            inflight[actor.score.remote(list(chunks[index]))] = (actor, index)
+        ready, _ = ray.wait(list(inflight), num_returns=1, timeout=30.0)
+        for ref in ready:
+            actor, index = inflight.pop(ref)
+            try:
+                table, hidden, stats = ray.get(ref)
+            except (RayActorError, ActorDiedError, ActorUnavailableError) as exc:
+                if attempts[index] > config.max_chunk_retries:
+                    raise EngineError(
+                        f"chunk {index + 1} of {len(chunks)} failed {attempts[index]} times on the Ray cluster "
+                        f"(last: {type(exc).__name__}); the chunks already scored are kept, rerun to score the rest"
+                    ) from exc
+                resubmitted += 1
+                pending.appendleft(index)
+                if progress:
+                    progress(f"scoring on ray: an actor died ({type(exc).__name__}); chunk {index + 1} resubmitted")
+                if not idle and not inflight:  # every actor gone: start one wherever the cluster has room
+                    idle = started_actors([new_actor()], config.actor_start_timeout_s)
+                continue
+            write(table, hidden)
+            idle.append(actor)
+            done_chunks += 1
+            done_tokens += stats["tokens"]
+            now = time.monotonic()
+            if progress and (now - last >= 10.0 or done_chunks == len(chunks)):
+                last = now
+                rate = done_tokens / max(now - started, 1e-9)
+                progress(
+                    f"scoring on ray: {done_chunks}/{len(chunks)} chunks, {done_tokens:,} tokens, {rate:.0f} tokens/s, "
+                    f"{n_actors} actors"
+                )
+    for actor in idle:
+        ray.kill(actor)
+    return {"engine": "ray", "chunks": len(chunks), "actors": n_actors, "resubmitted": resubmitted}

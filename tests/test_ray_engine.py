@@ -1,0 +1,135 @@
+"""The model pass on a real 2-node Ray cluster started on this machine (`ray start --head` + a worker node
+with its own resource tag): the same rows as the local path, bit for bit, and a run that survives its worker
+node being killed mid-scoring. The cluster's processes are stopped by pid at the end, even on failure."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+import time
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from benchmarks.ray_cluster import kill, two_node_cluster
+from tests.conftest import DATA, _take, run_job
+
+pytestmark = [pytest.mark.heavy, pytest.mark.slow]
+
+@pytest.fixture()
+def ray_cluster():
+    """A head node and a worker node (resource `worker_node`), 1 CPU each; yields (address, worker pids)."""
+    with two_node_cluster() as cluster:
+        yield cluster
+
+
+def _project(root: Path, engine: str = "") -> Path:
+    root.mkdir(parents=True)
+    corpus = _take(DATA / "sample_corpus.jsonl", {"chat": 6, "text": 6, "code": 6})
+    validation = _take(DATA / "validation.jsonl", {"chat": 14, "text": 10, "code": 10})
+    for name, records in (("corpus.jsonl", corpus), ("validation.jsonl", validation)):
+        (root / name).write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    (root / "curation.yaml").write_text(
+        "input: corpus.jsonl\nvalidation: validation.jsonl\nbatch_id: raytest\n"
+        "calibration:\n  min_kind_docs: 8\n"
+        "tagger:\n  public_sets: false\n  epochs: 15\n"
+        "gates:\n  audit_sample: 50\n  residual_budget: 0.25\n  coverage_goal: 0.7\n"
+        "  min_domain_heldout_docs: 5\n  min_domain_target_chars: 100\n" + engine,
+        encoding="utf-8",
+    )
+    return root / "curation.yaml"
+
+
+def _engine(address: str) -> str:
+    return f"engine:\n  kind: ray\n  address: '{address}'\n  actors: 2\n  num_cpus: 1\n  chunk_docs: 3\n"
+
+
+def _facts(config_file: Path) -> dict[str, list]:
+    con = duckdb.connect(str(config_file.parent / ".curation" / "warehouse.duckdb"), read_only=True)
+    try:
+        return {
+            "token_scores": con.execute(
+                "SELECT model_key, doc_sha256, token_idx, char_start, char_end, nll FROM token_scores ORDER BY ALL"
+            ).fetchall(),
+            "token_tags": con.execute("SELECT * FROM token_tags ORDER BY ALL").fetchall(),
+            "detector_spans": con.execute(
+                'SELECT dataset, doc_id, "start", "end", label, source FROM detector_spans ORDER BY ALL'
+            ).fetchall(),
+            "mask_spans": con.execute(
+                'SELECT doc_id, "start", "end", label, source FROM mask_spans ORDER BY ALL'
+            ).fetchall(),
+            "surrogate_view": con.execute("SELECT doc_id, text FROM surrogate_view ORDER BY ALL").fetchall(),
+            "redacted_view": con.execute("SELECT doc_id, text FROM redacted_view ORDER BY ALL").fetchall(),
+        }
+    finally:
+        con.close()
+
+
+def _summary(config_file: Path, stage: str) -> dict:
+    con = duckdb.connect(str(config_file.parent / ".curation" / "warehouse.duckdb"), read_only=True)
+    try:
+        (summary,) = con.execute(
+            "SELECT summary FROM stage_summaries WHERE stage = ? ORDER BY created_at DESC LIMIT 1", [stage]
+        ).fetchone()
+    finally:
+        con.close()
+    return json.loads(summary)
+
+
+def _materialized(result) -> set[str]:
+    return {
+        e.event_specific_data.materialization.asset_key.to_user_string()
+        for e in result.all_events
+        if e.event_type_value == "ASSET_MATERIALIZATION"
+    }
+
+
+def test_ray_engine_equals_the_local_path_and_survives_a_killed_worker_node(ray_cluster, tmp_path, monkeypatch):
+    address, worker_pids = ray_cluster
+    monkeypatch.setenv("CURATION_CACHE_DIR", str(tmp_path / "cache"))  # no hidden states from other runs
+    monkeypatch.setenv("CURATION_HMAC_KEY", "ab" * 32)  # one delivery key: the surrogates can be compared
+    local = _project(tmp_path / "local")
+    assert "release" in _materialized(run_job(local))
+    expected = _facts(local)
+    assert expected["token_scores"] and expected["mask_spans"]
+
+    on_ray = _project(tmp_path / "ray", _engine(address))
+    shutil.rmtree(tmp_path / "cache")
+    result = run_job(on_ray)
+    assert "release" in _materialized(result)
+    summary = _summary(on_ray, "reference_scores")
+    assert summary["shards"] == 1 and summary["tokens_scored"] > 0
+    assert _facts(on_ray) == expected  # token scores, tags, detector spans, masks and both views, to the bit
+
+    # A worker node killed while the batch is scoring: its actor's chunk goes to the head node's actor.
+    killed = _project(tmp_path / "killed", _engine(address))
+    shutil.rmtree(tmp_path / "cache")
+    warehouse = killed.parent / ".curation" / "warehouse.duckdb"
+    done = threading.Event()
+
+    def kill_when_scoring() -> None:
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline and not done.is_set():
+            try:
+                con = duckdb.connect(str(warehouse), read_only=True)
+                try:
+                    docs = con.execute("SELECT count(*) FROM documents").fetchone()[0]
+                finally:
+                    con.close()
+            except Exception:  # the file is being written or not there yet
+                docs = 0
+            if docs:
+                time.sleep(3.0)  # scoring started (documents are in): let the actors take their first chunks
+                kill(worker_pids)
+                return
+            time.sleep(0.5)
+
+    killer = threading.Thread(target=kill_when_scoring, daemon=True)
+    killer.start()
+    result = run_job(killed)
+    done.set()
+    killer.join(timeout=5)
+    assert "release" in _materialized(result)
+    assert _facts(killed) == expected
