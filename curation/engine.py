@@ -113,15 +113,19 @@ def _resources(config: EngineConfig) -> dict[str, float]:
     return out
 
 
+STARTUP_GRACE_S = 30.0
+
+
 def started_actors(actors: list, timeout_s: float) -> list:
     """The actors that came up (model loaded) within ``timeout_s``; the others are killed: a cluster with
     room for fewer actors than asked still scores, with those it could start."""
     import ray
 
     pings = {actor.node.remote(): actor for actor in actors}
-    ready, _ = ray.wait(list(pings), num_returns=len(pings), timeout=timeout_s)
-    if not ready:
-        ready, _ = ray.wait(list(pings), num_returns=1, timeout=timeout_s)
+    ready, rest = ray.wait(list(pings), num_returns=1, timeout=timeout_s)
+    if ready and rest:  # the others load the same model: a short grace after the first, not the whole timeout
+        more, _ = ray.wait(rest, num_returns=len(rest), timeout=STARTUP_GRACE_S)
+        ready += more
     up = []
     for ref, actor in pings.items():
         if ref in ready:

@@ -106,30 +106,35 @@ def test_ray_engine_equals_the_local_path_and_survives_a_killed_worker_node(ray_
     # A worker node killed while the batch is scoring: its actor's chunk goes to the head node's actor.
     killed = _project(tmp_path / "killed", _engine(address))
     shutil.rmtree(tmp_path / "cache")
-    warehouse = killed.parent / ".curation" / "warehouse.duckdb"
     done = threading.Event()
 
     def kill_when_scoring() -> None:
+        """Once both actors are up and scoring, kill the worker node: its raylet, helpers and actor."""
+        import psutil
+
         deadline = time.monotonic() + 600
         while time.monotonic() < deadline and not done.is_set():
-            try:
-                con = duckdb.connect(str(warehouse), read_only=True)
-                try:
-                    docs = con.execute("SELECT count(*) FROM documents").fetchone()[0]
-                finally:
-                    con.close()
-            except Exception:  # the file is being written or not there yet
-                docs = 0
-            if docs:
-                time.sleep(3.0)  # scoring started (documents are in): let the actors take their first chunks
-                kill(worker_pids)
+            titles = [" ".join(p.info["cmdline"] or []) for p in psutil.process_iter(["cmdline"])]
+            actors = [t for t in titles if "ScoringActor" in t]
+            if len(actors) >= 2:
+                time.sleep(2.0)
+                doomed = set(worker_pids)
+                for pid in worker_pids:
+                    try:
+                        doomed |= {c.pid for c in psutil.Process(pid).children(recursive=True)}
+                    except psutil.NoSuchProcess:
+                        pass
+                kill(doomed)
+                killed_at.append(time.monotonic())
                 return
-            time.sleep(0.5)
+            time.sleep(0.2)
 
+    killed_at: list[float] = []
     killer = threading.Thread(target=kill_when_scoring, daemon=True)
     killer.start()
     result = run_job(killed)
     done.set()
     killer.join(timeout=5)
+    assert killed_at, "the worker node was never killed: no two scoring actors were seen"
     assert "release" in _materialized(result)
     assert _facts(killed) == expected
