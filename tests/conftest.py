@@ -29,22 +29,30 @@ def _take(path: Path, n_by_kind: dict[str, int]) -> list[dict]:
     return taken
 
 
-@pytest.fixture(scope="session")
-def tiny_project(tmp_path_factory) -> Path:
-    """A project folder with a small corpus, a small validation set and a config pointing at them."""
-    root = tmp_path_factory.mktemp("project")
-    corpus = _take(DATA / "sample_corpus.jsonl", {"chat": 3, "text": 3, "code": 3})
+def write_project(root: Path, batch_id: str = "tiny", per_kind: int = 3, extra_config: str = "") -> Path:
+    """A project folder with a small corpus (``per_kind`` conversations of each kind), a small validation
+    set and a config pointing at them; returns the config file."""
+    root.mkdir(parents=True, exist_ok=True)
+    corpus = _take(DATA / "sample_corpus.jsonl", {"chat": per_kind, "text": per_kind, "code": per_kind})
     validation = _take(DATA / "validation.jsonl", {"chat": 14, "text": 10, "code": 10})
     for name, records in (("corpus.jsonl", corpus), ("validation.jsonl", validation)):
         (root / name).write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     (root / "curation.yaml").write_text(
-        "input: corpus.jsonl\nvalidation: validation.jsonl\nbatch_id: tiny\n"
+        f"input: corpus.jsonl\nvalidation: validation.jsonl\nbatch_id: {batch_id}\n"
         "calibration:\n  min_kind_docs: 8\n"
         "tagger:\n  public_sets: false\n  epochs: 15\n"
         "gates:\n  audit_sample: 50\n  residual_budget: 0.25\n  coverage_goal: 0.7\n"
-        "  min_domain_heldout_docs: 5\n  min_domain_target_chars: 100\n",
+        "  min_domain_heldout_docs: 5\n  min_domain_target_chars: 100\n" + extra_config,
         encoding="utf-8",
     )
+    return root / "curation.yaml"
+
+
+@pytest.fixture(scope="session")
+def tiny_project(tmp_path_factory) -> Path:
+    """A project folder with a small corpus, a small validation set and a config pointing at them."""
+    root = tmp_path_factory.mktemp("project")
+    write_project(root)
     return root
 
 

@@ -14,7 +14,7 @@ import duckdb
 import pytest
 
 from benchmarks.ray_cluster import kill, two_node_cluster
-from tests.conftest import DATA, _take, run_job
+from tests.conftest import run_job, write_project
 
 pytestmark = [pytest.mark.heavy, pytest.mark.slow]
 
@@ -26,20 +26,7 @@ def ray_cluster():
 
 
 def _project(root: Path, engine: str = "") -> Path:
-    root.mkdir(parents=True)
-    corpus = _take(DATA / "sample_corpus.jsonl", {"chat": 6, "text": 6, "code": 6})
-    validation = _take(DATA / "validation.jsonl", {"chat": 14, "text": 10, "code": 10})
-    for name, records in (("corpus.jsonl", corpus), ("validation.jsonl", validation)):
-        (root / name).write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
-    (root / "curation.yaml").write_text(
-        "input: corpus.jsonl\nvalidation: validation.jsonl\nbatch_id: raytest\n"
-        "calibration:\n  min_kind_docs: 8\n"
-        "tagger:\n  public_sets: false\n  epochs: 15\n"
-        "gates:\n  audit_sample: 50\n  residual_budget: 0.25\n  coverage_goal: 0.7\n"
-        "  min_domain_heldout_docs: 5\n  min_domain_target_chars: 100\n" + engine,
-        encoding="utf-8",
-    )
-    return root / "curation.yaml"
+    return write_project(root, batch_id="raytest", per_kind=6, extra_config=engine)
 
 
 def _engine(address: str) -> str:
