@@ -52,7 +52,7 @@ def _shard_threads(context, n_shards: int) -> int:
     return max(1, cores // max(1, min(n_shards, slots)))
 
 
-@dg.op(ins={"raw_documents": dg.In(dg.Nothing)}, out=dg.DynamicOut(dict))
+@dg.op(ins={"raw_documents": dg.In(dg.Nothing), "pii_tagger": dg.In(dg.Nothing)}, out=dg.DynamicOut(dict))
 def plan_score_shards(context: dg.OpExecutionContext, settings: CurationSettings, reference_model: ReferenceModel):
     """Split the batch's texts still to score into `sharding.workers` shards (Parquet inputs in a private
     work folder); at least one shard, so the merge always runs."""
@@ -131,15 +131,17 @@ def merge_shard_scores(
 @dg.graph_asset(
     group_name=DELIVERY_GROUP,
     kinds={"pytorch", "duckdb"},
-    ins={"raw_documents": dg.AssetIn(dagster_type=dg.Nothing)},
+    ins={"raw_documents": dg.AssetIn(dagster_type=dg.Nothing), "pii_tagger": dg.AssetIn(dagster_type=dg.Nothing)},
     partitions_def=DELIVERY_BATCHES,
 )
-def reference_scores(raw_documents):
+def reference_scores(raw_documents, pii_tagger):
     """Per-token negative log-likelihood (nats) of every document of the batch under the reference model,
     with token->character offsets. Texts already scored under the same model key are not scored again
     (re-runs make no model calls). The batch is split into `sharding.workers` shards scored by parallel
-    steps (each one `reference_model` pool slot), merged by one DuckDB writer; identical to one worker."""
-    return merge_shard_scores(plan_score_shards(raw_documents).map(score_shard_step).collect())
+    steps (each one `reference_model` pool slot), merged by one DuckDB writer; identical to one worker.
+    After `pii_tagger`: texts the current head has tagged need no hidden states, so none are kept for them."""
+    shards = plan_score_shards(raw_documents=raw_documents, pii_tagger=pii_tagger)
+    return merge_shard_scores(shards.map(score_shard_step).collect())
 
 
 @dg.asset(

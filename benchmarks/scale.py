@@ -348,14 +348,30 @@ def ray_comparison(work: Path, setup: dict) -> dict:
     if not on_ray["success"]:
         raise RuntimeError("the scoring run on Ray failed")
     one = json.loads((local / "scoring.json").read_text())
-    hidden = sum(p.stat().st_size for p in (local / "cache" / "hidden").rglob("*.npy"))
-    tokens = one["stage"].get("tokens_scored") or 0
     return {
         "ray_vs_local_time_ratio": round(on_ray["scoring_seconds"] / one["scoring_seconds"], 3),
         "ray_identical": same_results(local, work / "ray"),
         "ray_scoring_s": round(on_ray["scoring_seconds"], 1),
-        "hidden_state_bytes_per_token": round(hidden / tokens, 1) if tokens else None,
     }
+
+
+def corpus_hidden_state_bytes_per_token(folder: Path) -> float | None:
+    """Bytes of hidden states left on disk for the corpus batch's texts after its run, per token scored
+    (0 wanted: only the labeled sets' states are kept)."""
+    import duckdb
+
+    con = duckdb.connect(str(folder / ".curation" / "warehouse.duckdb"), read_only=True)
+    try:
+        shas = {r[0] for r in con.execute("SELECT DISTINCT sha256 FROM documents WHERE batch_id = 'bench'").fetchall()}
+        labeled = {r[0] for r in con.execute("SELECT DISTINCT sha256 FROM validation_docs").fetchall()}
+        (tokens,) = con.execute(
+            "SELECT count(*) FROM token_scores WHERE doc_sha256 IN "
+            "(SELECT sha256 FROM documents WHERE batch_id = 'bench')"
+        ).fetchone()
+    finally:
+        con.close()
+    files = [p for p in (folder / ".curation" / "hidden").rglob("*.npy") if p.stem in shas - labeled]
+    return round(sum(p.stat().st_size for p in files) / tokens, 1) if tokens else None
 
 
 def end_to_end(work: Path, setup: dict, name: str = "e2e") -> dict:
@@ -380,6 +396,7 @@ def end_to_end(work: Path, setup: dict, name: str = "e2e") -> dict:
         "rerun_time_ratio": round(rerun["seconds"] / first["seconds"], 4),
         "e2e_slowest_steps": dict(sorted(steps.items(), key=lambda kv: -kv[1])[:8]),
         "warmup_calibration_run_s": round(warmup["seconds"], 1),
+        "hidden_state_bytes_per_token": corpus_hidden_state_bytes_per_token(folder),
     }
 
 

@@ -72,6 +72,10 @@ class TaggerSettings:
     encoder: str = "bigru"  # "bigru" (reads the whole text both ways) or "window" (tokens t..t+2)
     epochs: int = 20
     hidden: int = 128
+    # the labeled sets' hidden states (kept to retrain the head without re-scoring), in the private state
+    # folder: at most this much, none older; corpus texts' states are deleted as soon as they are tagged
+    hidden_cache_max_mb: int = 2048
+    hidden_cache_max_days: float = 30.0
 
 
 @dataclass(frozen=True)

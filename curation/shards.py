@@ -70,10 +70,11 @@ def plan_shards(
 ) -> tuple[list[ShardPlan], dict]:
     """Deal the batch's pending scoring chunks to at most ``workers`` shards (at least one, maybe empty, so
     the merge always runs), largest chunk first onto the lightest shard; returns the plans and counts."""
-    from curation.stages.scoring import pending_texts, scoring_chunks, texts_to_score
+    from curation.stages.scoring import current_tagger_key, pending_texts, scoring_chunks, texts_to_score
 
     wanted = texts_to_score(config, warehouse)
-    todo = pending_texts(warehouse, model_key, list(zip(wanted["sha256"], wanted["text"], strict=True)), hidden_cache)
+    items = list(zip(wanted["sha256"], wanted["text"], strict=True))
+    todo = pending_texts(warehouse, model_key, items, hidden_cache, current_tagger_key(config, warehouse))
     chunks = scoring_chunks(todo)
     n_shards = max(1, min(workers, len(chunks)))
     loads = [0] * n_shards

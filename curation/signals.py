@@ -309,6 +309,8 @@ def write_token_tags(warehouse: Warehouse, key: str, rows: Sequence[tuple[str, n
                     "p_private": (1.0 - probs[:, 0]).astype(np.float32),
                     "label_idx": (np.argmax(probs[:, 1:], axis=1) + 1).astype(np.int16) if probs.shape[1] > 1 else 0,
                     "probs": [json.dumps(np.round(r, 4).tolist()) for r in probs],
+                    # exact: a batch re-tagged by the same head decodes from these, with no hidden states kept
+                    "probs_f32": pl.Series(probs.astype(np.float32).tolist(), dtype=pl.List(pl.Float32)),
                 }
             )
         )
@@ -378,29 +380,71 @@ def replace_signal_spans(warehouse: Warehouse, rows: Sequence[tuple[str, str, Se
         insert_frame(con, "detector_spans", frame)
 
 
+def load_token_probs(warehouse: Warehouse, tagger_key: str, shas: Sequence[str]) -> dict[str, np.ndarray]:
+    """The exact label probabilities a head stored for these texts (texts it never tagged are absent)."""
+    if not shas:
+        return {}
+    with warehouse.connect() as con:
+        con.register("_shas", pl.DataFrame({"sha": list(shas)}, schema={"sha": pl.String}).to_arrow())
+        frame = con.execute(
+            "SELECT doc_sha256, list(probs_f32 ORDER BY token_idx) AS probs, count(*) AS n, max(token_idx) AS last "
+            "FROM token_tags WHERE tagger_key = ? AND probs_f32 IS NOT NULL AND doc_sha256 IN (SELECT sha FROM _shas) "
+            "GROUP BY doc_sha256",
+            [tagger_key],
+        ).pl()
+        con.unregister("_shas")
+    return {
+        sha: np.array(probs, dtype=np.float32)
+        for sha, probs, n, last in frame.iter_rows()
+        if n == last + 1  # complete
+    }
+
+
+def prune_corpus_hidden_states(warehouse: Warehouse, cache: HiddenStateCache, shas: Sequence[str]) -> int:
+    """Delete the cached hidden states of these texts unless a labeled set holds them (hidden states can
+    be inverted back to text: a corpus text's are kept only from its scoring pass to its tagging)."""
+    labeled = set(warehouse.query("SELECT DISTINCT sha256 FROM validation_docs")["sha256"].to_list())
+    return sum(cache.delete(sha) for sha in shas if sha not in labeled)
+
+
+def tagged_shas(warehouse: Warehouse, tagger_key: str | None) -> set[str]:
+    """Texts the head ``tagger_key`` has exact probabilities for: their hidden states are not needed."""
+    if not tagger_key:
+        return set()
+    frame = warehouse.query(
+        "SELECT DISTINCT doc_sha256 FROM token_tags WHERE tagger_key = ? AND probs_f32 IS NOT NULL", [tagger_key]
+    )
+    return set(frame["doc_sha256"].to_list())
+
+
 def tag_corpus_stage(
     warehouse: Warehouse, batch_id: str, model_key: str, cache: HiddenStateCache, tagger: Tagger, domain: str
 ) -> dict:
-    """Token probabilities and decoded spans of a delivery batch (from the hidden states its scoring
-    pass cached), plus CredSweeper on its code; written as facts."""
+    """Token probabilities and decoded spans of a delivery batch, plus CredSweeper on its code; written as
+    facts. Texts this head tagged before (any batch) decode from its stored exact probabilities; the others
+    from the hidden states the scoring pass cached, which are deleted once tagged (corpus texts only: the
+    labeled sets' states stay, to retrain the head), so no corpus batch leaves hidden states behind."""
     docs = warehouse.query(
         "SELECT doc_id, kind, text, sha256 FROM documents WHERE batch_id = ? ORDER BY doc_id", [batch_id]
     )
     scores = load_token_scores(warehouse, model_key, docs["sha256"].to_list())
     started = time.perf_counter()
-    shas = docs["sha256"].to_list()
-    missing = sum(1 for sha in shas if sha not in scores or not cache.has(sha))
+    shas = list(dict.fromkeys(docs["sha256"].to_list()))
+    by_sha = load_token_probs(warehouse, tagger.key, shas)
+    todo = [sha for sha in shas if sha not in by_sha]
+    missing = sum(1 for sha in todo if sha not in scores or not cache.has(sha))
     if missing:
         raise RuntimeError(
             f"{missing} documents of batch {batch_id} have no cached hidden states; rerun reference_scores"
         )
     probs = []
-    for i in range(0, len(shas), TAG_CHUNK_DOCS):  # bounded memory: hidden states are ~1 KB per token
-        chunk = shas[i : i + TAG_CHUNK_DOCS]
+    for i in range(0, len(todo), TAG_CHUNK_DOCS):  # bounded memory: hidden states are ~1 KB per token
+        chunk = todo[i : i + TAG_CHUNK_DOCS]
         probs += zip(chunk, tagger.predict_many([cache.get(sha) for sha in chunk]), strict=True)
     write_token_tags(warehouse, tagger.key, probs)
+    by_sha.update(probs)
+    pruned = prune_corpus_hidden_states(warehouse, cache, shas)
     tag_seconds = time.perf_counter() - started
-    by_sha = dict(probs)
     threshold = tagger.report.get("thresholds", {}).get(domain, tagger.report.get("thresholds", {}).get("*", 0.5))
     cs = credsweeper_spans(docs["text"].to_list(), docs["kind"].to_list())
     rows, n_tagger, n_cs = [], 0, 0
@@ -416,6 +460,8 @@ def tag_corpus_stage(
         "domain": domain,
         "threshold": round(threshold, 4),
         "documents": docs.height,
+        "texts_tagged_now": len(todo),
+        "hidden_states_deleted": pruned,
         "tagger_spans": n_tagger,
         "credsweeper_spans": n_cs,
         "credsweeper": credsweeper_version(),

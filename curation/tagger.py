@@ -82,6 +82,36 @@ class HiddenStateCache:
     def get(self, sha: str) -> np.ndarray:
         return np.load(self.path(sha))
 
+    def delete(self, sha: str) -> bool:
+        try:
+            self.path(sha).unlink()
+            return True
+        except FileNotFoundError:
+            return False
+
+    def prune(self, keep: set[str], max_bytes: int, max_age_s: float, now: float | None = None) -> int:
+        """Delete states older than ``max_age_s``, then the oldest beyond ``max_bytes`` (``keep`` last)."""
+        now = time.time() if now is None else now
+        files = [(p.stat(), p) for p in self.folder.glob("*.npy")]
+        removed, kept = 0, []
+        for stat, path in files:
+            if now - stat.st_mtime > max_age_s:
+                path.unlink(missing_ok=True)
+                removed += 1
+            else:
+                kept.append((path.stem in keep, stat.st_mtime, stat.st_size, path))
+        total = sum(size for _, _, size, _ in kept)
+        for _, _, size, path in sorted(kept):  # not-kept first, oldest first
+            if total <= max_bytes:
+                break
+            path.unlink(missing_ok=True)
+            total -= size
+            removed += 1
+        return removed
+
+    def bytes(self) -> int:
+        return sum(p.stat().st_size for p in self.folder.glob("*.npy"))
+
     def put(self, sha: str, states: np.ndarray) -> None:
         target = self.path(sha)
         tmp = target.with_name(f"{target.stem}.{os.getpid()}.tmp.npy")

@@ -296,6 +296,7 @@ ALTER TABLE validation_docs ADD COLUMN IF NOT EXISTS domain VARCHAR;
 CREATE TABLE IF NOT EXISTS token_tags (
     tagger_key VARCHAR, doc_sha256 VARCHAR, token_idx INTEGER, p_private FLOAT, label_idx SMALLINT,
     probs VARCHAR);
+ALTER TABLE token_tags ADD COLUMN IF NOT EXISTS probs_f32 FLOAT[];
 CREATE TABLE IF NOT EXISTS gate_results (
     batch_id VARCHAR, content_digest VARCHAR, check_name VARCHAR, passed BOOLEAN, detail VARCHAR,
     run_id VARCHAR, created_at TIMESTAMP);

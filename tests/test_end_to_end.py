@@ -404,3 +404,24 @@ def test_a_batch_of_another_domain_uses_its_own_calibration_or_says_it_is_unveri
     summary = (release / "README.md").read_text().split("## Summary\n\n", 1)[1]
     assert summary.startswith("**Calibration coverage: unverified.** collateral and recall are unverified for")
     assert "domain posts: calibrated on support" in summary.split("\n", 1)[0]
+
+
+def test_no_hidden_states_of_the_batch_are_left_and_the_labeled_ones_stay_private(e2e):
+    """Hidden states can be inverted back to text: a corpus text's are deleted once the head tagged it (the
+    tags keep exact probabilities, so a re-run needs neither the states nor the model); the labeled sets'
+    stay, to retrain the head, in the warehouse's private folder (0700, files 0600)."""
+    _, config = e2e
+    con = duckdb.connect(str(config.warehouse_path), read_only=True)
+    try:
+        corpus = {r[0] for r in con.execute("SELECT sha256 FROM documents WHERE batch_id = 'tiny'").fetchall()}
+        labeled = {r[0] for r in con.execute("SELECT sha256 FROM validation_docs").fetchall()}
+        tagged = con.execute("SELECT DISTINCT doc_sha256 FROM token_tags WHERE probs_f32 IS NOT NULL").fetchall()
+        tagged = {r[0] for r in tagged}
+    finally:
+        con.close()
+    folder = config.warehouse_path.parent / "hidden"
+    kept = {p.stem for p in folder.rglob("*.npy")}
+    assert corpus - labeled and not kept & (corpus - labeled)
+    assert labeled <= kept and corpus <= tagged
+    assert all(p.stat().st_mode & 0o777 == 0o600 for p in folder.rglob("*.npy"))
+    assert all(p.stat().st_mode & 0o777 == 0o700 for p in [folder, *folder.iterdir()])

@@ -3,6 +3,7 @@ entity-level recall and the choice of a detector combination."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -246,3 +247,17 @@ def test_credsweeper_batched_scan_equals_one_text_at_a_time():
     assert [(texts[0][s.start : s.end]) for s in batched[0]] == [texts[2][s.start : s.end] for s in batched[2]]
     assert batched[3] == [] and batched[4] == []  # prose and blank texts are not scanned
     assert {s.source for spans in batched for s in spans} == {"credsweeper"}
+
+
+def test_hidden_state_cache_prunes_by_age_then_size_keeping_the_wanted_last(tmp_path):
+    cache = HiddenStateCache(tmp_path, "model")
+    states = np.zeros((100, 8), dtype=np.float16)  # 1,728 bytes as .npy
+    for i, sha in enumerate(["old", "a", "b", "keep"]):
+        cache.put(sha, states)
+        os.utime(cache.path(sha), (1000.0 + i, 1000.0 + i))
+    size = cache.path("a").stat().st_size
+    assert cache.prune(keep={"keep"}, max_bytes=10**9, max_age_s=101, now=1101.5) == 1  # "old" is too old
+    assert not cache.has("old") and cache.has("a")
+    assert cache.prune(keep={"keep"}, max_bytes=size, max_age_s=10**9, now=1101.5) == 2  # a and b go first
+    assert cache.has("keep") and cache.bytes() == size
+    assert cache.delete("keep") and not cache.delete("keep")

@@ -41,13 +41,25 @@ def texts_to_score(config: CurationConfig, warehouse: Warehouse, dataset: str = 
 
 
 def hidden_cache_for(config: CurationConfig, model_key: str):
-    """Where the scoring pass leaves each token's hidden state for the tagger (None: tagger off)."""
+    """Where the scoring pass leaves each token's hidden state for the tagger (None: tagger off): in the
+    warehouse's private state folder (0700, files 0600), never in a shared cache: hidden states can be
+    inverted back to text. Corpus texts' states are deleted once tagged; the labeled sets' stay (to retrain
+    the head) within `tagger.hidden_cache_max_mb` and `tagger.hidden_cache_max_days`."""
     if not config.tagger.enabled:
         return None
-    from curation.scoring import cache_root
+    from curation.private import private_dir
     from curation.tagger import HiddenStateCache
 
-    return HiddenStateCache(cache_root(), model_key)
+    return HiddenStateCache(private_dir(config.warehouse_path.parent), model_key)
+
+
+def current_tagger_key(config: CurationConfig, warehouse: Warehouse) -> str | None:
+    """The key of the head the last pii_tagger trained (None: none yet, or the tagger is off)."""
+    from curation.warehouse import stage_summary
+
+    if not config.tagger.enabled:
+        return None
+    return stage_summary(warehouse, CALIBRATION_BATCH, "pii_tagger").get("tagger_key")
 
 
 def score_stage(
@@ -60,15 +72,22 @@ def score_stage(
     calls_before, tokens_before = scorer.stats.model_calls, scorer.stats.tokens_scored
     started = time.perf_counter()
     engine_summary: dict = {}
+    cache = hidden_cache_for(config, model_key)
     n_scored = score_missing(
         warehouse,
         scorer,
         list(zip(wanted["sha256"], wanted["text"], strict=True)),
         progress,
-        hidden_cache_for(config, model_key),
+        cache,
         engine=config.engine,
         engine_summary=engine_summary,
+        tagger_key=current_tagger_key(config, warehouse) if dataset == CORPUS else None,
     )
+    pruned = None
+    if cache is not None and dataset == VALIDATION:
+        keep = set(wanted["sha256"].to_list())
+        limits = config.tagger.hidden_cache_max_mb * 2**20, config.tagger.hidden_cache_max_days * 86400
+        pruned = cache.prune(keep, *limits)
     elapsed = time.perf_counter() - started
     tokens = scorer.stats.tokens_scored - tokens_before
     summary = {
@@ -83,6 +102,7 @@ def score_stage(
         "model_load_s": round(scorer.stats.load_seconds, 2),
         "engine": config.engine.kind,
         **engine_summary,
+        **({"hidden_states_pruned": pruned, "hidden_state_bytes": cache.bytes()} if pruned is not None else {}),
     }
     if config.engine.kind == "ray":  # the model ran on the cluster: count tokens from the stored rows
         summary["tokens_scored"] = engine_summary.get("tokens_scored")
@@ -101,6 +121,7 @@ def score_missing(
     hidden_cache=None,
     engine=None,
     engine_summary: dict | None = None,
+    tagger_key: str | None = None,
 ) -> int:
     """Score the (sha256, text) pairs not yet cached for the scorer's model key, in bounded batches
     written to DuckDB as they finish; returns how many texts were scored.
@@ -109,9 +130,10 @@ def score_missing(
     token's last hidden state, the tagger's input; texts with scores but no states are run once more.
     With ``engine.kind: ray`` the chunks are scored by model actors on the cluster (``curation.engine``)
     and written here as they come back, so a rerun after a lost cluster scores only what never came back.
+    Texts the head ``tagger_key`` has tagged already need no hidden states (they are not re-run for them).
     """
     model_key = scorer.model_key
-    todo = pending_texts(warehouse, model_key, items, hidden_cache)
+    todo = pending_texts(warehouse, model_key, items, hidden_cache, tagger_key)
     if engine is not None and engine.kind == "ray":
         return _score_missing_on_ray(warehouse, scorer, todo, progress, hidden_cache, engine, engine_summary)
     meter = ScoringProgress(scorer, [text for _, text, _ in todo], progress) if progress and todo else None
@@ -149,16 +171,24 @@ def _score_missing_on_ray(warehouse, scorer, todo, progress, hidden_cache, engin
 
 
 def pending_texts(
-    warehouse: Warehouse, model_key: str, items: Sequence[tuple[str, str]], hidden_cache=None
+    warehouse: Warehouse,
+    model_key: str,
+    items: Sequence[tuple[str, str]],
+    hidden_cache=None,
+    tagger_key: str | None = None,
 ) -> list[tuple[str, str, bool]]:
     """(sha256, text, needs_scores) of the texts to run through the model, sorted by sha256: texts without
-    token scores for ``model_key``, and (with a hidden-state cache) texts whose states are missing."""
+    token scores for ``model_key``, and (with a hidden-state cache) texts whose states are missing and
+    that the head ``tagger_key`` has not tagged yet."""
+    from curation.signals import tagged_shas
+
     done = cached_shas(warehouse, model_key)
+    tagged = tagged_shas(warehouse, tagger_key) if hidden_cache is not None else set()
     return sorted(
         {
             (sha, text, sha not in done)
             for sha, text in items
-            if sha not in done or (hidden_cache is not None and not hidden_cache.has(sha))
+            if sha not in done or (hidden_cache is not None and sha not in tagged and not hidden_cache.has(sha))
         }
     )
 
