@@ -90,7 +90,11 @@ def score_shard_step(
     shard = ShardPlan(**{k: plan[k] for k in ShardPlan.__dataclass_fields__})
     cache = hidden_cache_for(config, scorer.model_key)
     if config.engine.kind == "ray":
-        result = score_shard_on_ray(shard, scorer, config.engine, settings.warehouse(), cache, context.log.info)
+        from curation.stages.tagger import current_tagger
+
+        tagger = current_tagger(settings.warehouse()) if cache is not None else None
+        warehouse = settings.warehouse()
+        result = score_shard_on_ray(shard, scorer, config.engine, warehouse, cache, context.log.info, tagger)
         return {**result, **{k: plan[k] for k in ("texts", "texts_scored", "texts_cached", "folder", "n_shards")}}
     scorer.concurrency = _shard_threads(context, shard.n_shards)  # wall time only: scores do not depend on it
     result = score_shard(shard, scorer, cache, context.log.info)

@@ -52,13 +52,14 @@ def _actor_class():
     class ScoringActor:
         """One reference-model replica: loads the model once, scores chunks, returns Arrow tables."""
 
-        def __init__(self, scoring: dict, with_hidden: bool, threads: int) -> None:
+        def __init__(self, scoring: dict, with_hidden: bool, threads: int, tagger=None) -> None:
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             from curation.scoring import ReferenceScorer
 
             self.scorer = ReferenceScorer(ScoringConfig(**scoring))
             self.scorer.concurrency = max(1, threads)
-            self.with_hidden = with_hidden
+            self.with_hidden = with_hidden or tagger is not None
+            self.tagger = tagger  # applied in the same pass: tag probabilities leave the actor, states never
 
         def node(self) -> str:
             import ray
@@ -72,9 +73,16 @@ def _actor_class():
             scored = self.scorer.score_texts([text for _, text, _ in chunk], with_hidden=self.with_hidden)
             new = [(sha, s) for (sha, _, needs), s in zip(chunk, scored, strict=True) if needs]
             frame = token_scores_frame(self.scorer.model_key, [sha for sha, _ in new], [s for _, s in new])
-            hidden = [(sha, s.hidden) for (sha, _, _), s in zip(chunk, scored, strict=True)] if self.with_hidden else []
+            shas = [sha for sha, _, _ in chunk]
+            if self.tagger is not None:
+                probs = self.tagger.predict_many([s.hidden for s in scored])
+                out = {"probs": list(zip(shas, probs, strict=True))}
+            elif self.with_hidden:
+                out = {"hidden": [(sha, s.hidden) for sha, s in zip(shas, scored, strict=True)]}
+            else:
+                out = {}
             stats = {"tokens": int(sum(s.n_tokens for s in scored)), "seconds": time.perf_counter() - started}
-            return frame.to_arrow(), hidden, stats
+            return frame.to_arrow(), out, stats
 
     return ScoringActor
 
@@ -149,12 +157,15 @@ def score_on_ray(
     config: EngineConfig,
     scoring: ScoringConfig,
     chunks: Sequence[list[tuple[str, str, bool]]],
-    write: Callable[[object, list], None],
+    write: Callable[[object, dict], None],
     with_hidden: bool = False,
     progress: Callable[[str], None] | None = None,
+    tagger=None,
 ) -> dict:
-    """Score ``chunks`` on a pool of Ray actors; ``write(arrow_table, hidden)`` is called in this process
-    for each chunk as it comes back (the single writer). Returns counters for the stage summary."""
+    """Score ``chunks`` on a pool of Ray actors; ``write(arrow_table, extras)`` is called in this process
+    for each chunk as it comes back (the single writer); ``extras`` holds ``probs`` [(sha, label
+    probabilities)] when a ``tagger`` head ran in the actors' pass, else ``hidden`` [(sha, states)] when
+    asked for (the labeled sets, whose states train the head). Returns counters for the stage summary."""
     import ray
     from ray.exceptions import ActorDiedError, ActorUnavailableError, RayActorError
 
@@ -172,7 +183,7 @@ def score_on_ray(
     threads = max(1, int(config.num_cpus))
 
     def new_actor():
-        return actor_class.options(**options).remote(asdict(scoring), with_hidden, threads)
+        return actor_class.options(**options).remote(asdict(scoring), with_hidden, threads, tagger)
 
     idle = started_actors([new_actor() for _ in range(n_actors)], config.actor_start_timeout_s)
     n_actors = len(idle)
@@ -204,7 +215,7 @@ def score_on_ray(
                 if not idle and not inflight:  # every actor gone: start one wherever the cluster has room
                     idle = started_actors([new_actor()], config.actor_start_timeout_s)
                 continue
-            write(table, hidden)
+            write(table, hidden)  # the chunk's extras: tag probabilities or hidden states
             idle.append(actor)
             done_chunks += 1
             done_tokens += stats["tokens"]
@@ -218,4 +229,10 @@ def score_on_ray(
                 )
     for actor in idle:
         ray.kill(actor)
-    return {"engine": "ray", "chunks": len(chunks), "actors": n_actors, "resubmitted": resubmitted}
+    return {
+        "engine": "ray",
+        "chunks": len(chunks),
+        "actors": n_actors,
+        "resubmitted": resubmitted,
+        "tagger_in_pass": tagger is not None,
+    }

@@ -149,11 +149,19 @@ def score_shard(plan: ShardPlan, scorer: ReferenceScorer, hidden_cache=None, pro
 
 
 def score_shard_on_ray(
-    plan: ShardPlan, scorer: ReferenceScorer, engine, warehouse: Warehouse, hidden_cache=None, progress=None
+    plan: ShardPlan,
+    scorer: ReferenceScorer,
+    engine,
+    warehouse: Warehouse,
+    hidden_cache=None,
+    progress=None,
+    tagger=None,
 ) -> dict:
     """The shard's chunks scored by model actors on a Ray cluster (``curation.engine``); this step is the
     one writer: each chunk's rows go into DuckDB as they come back (so a rerun after a lost cluster scores
-    only what never came back), and the shard's output file is left empty for the merge."""
+    only what never came back), and the shard's output file is left empty for the merge. With the current
+    ``tagger`` the head runs in the actors' pass: their tag probabilities are stored, no hidden state
+    leaves an actor."""
     from curation.engine import EngineError, score_on_ray
     from curation.warehouse import token_scores_frame
 
@@ -166,7 +174,7 @@ def score_shard_on_ray(
     model_key = scorer.model_key
     rows = [0]
 
-    def write(table, hidden: list) -> None:
+    def write(table, extras: dict) -> None:
         frame = pl.from_arrow(table)
         if frame.height:
             keys = set(frame["model_key"].unique().to_list())
@@ -185,11 +193,16 @@ def score_shard_on_ray(
                     [model_key],
                 )
         rows[0] += frame.height
+        if extras.get("probs"):
+            from curation.signals import write_token_tags
+
+            write_token_tags(warehouse, tagger.key, extras["probs"])
         if hidden_cache is not None:
-            for sha, states in hidden:
+            for sha, states in extras.get("hidden", []):
                 hidden_cache.put(sha, states)
 
-    summary = score_on_ray(engine, scorer.config, chunks, write, hidden_cache is not None, progress)
+    in_pass = tagger if hidden_cache is not None else None
+    summary = score_on_ray(engine, scorer.config, chunks, write, hidden_cache is not None, progress, in_pass)
     _write_private(token_scores_frame(model_key, [], []), Path(plan.scores_path))
     seconds = time.perf_counter() - started
     return {

@@ -153,13 +153,13 @@ def _score_missing_on_ray(warehouse, scorer, todo, progress, hidden_cache, engin
 
     tokens = [0]
 
-    def write(table: pa.Table, hidden: list) -> None:
+    def write(table: pa.Table, extras: dict) -> None:
         frame = pl.from_arrow(table)
         if frame.height:
             warehouse.append("token_scores", frame)
         tokens[0] += frame.height
         if hidden_cache is not None:
-            for sha, states in hidden:
+            for sha, states in extras.get("hidden", []):
                 hidden_cache.put(sha, states)
 
     summary = score_on_ray(
