@@ -236,3 +236,21 @@ def score_on_ray(
         "resubmitted": resubmitted,
         "tagger_in_pass": tagger is not None,
     }
+
+
+def _detect_batch(settings, texts: list[str], kinds: list[str]) -> list:
+    """One detector call on a Ray worker; the suite is built once per worker process and reused."""
+    from curation.stages.detection import detector_suite
+
+    return detector_suite(settings).detect(texts, kinds)
+
+
+def detect_on_ray(config: EngineConfig, settings, batches: Sequence[tuple[list[str], list[str]]]) -> list[list]:
+    """Spans per text of each (texts, kinds) batch, as Ray tasks (retried by Ray when a node is lost)."""
+    import ray
+
+    connect(config)
+    task = ray.remote(num_cpus=config.num_cpus, max_retries=config.max_chunk_retries)(_detect_batch)
+    options = {"resources": _resources(config)} if config.resources else {}
+    refs = [task.options(**options).remote(settings, texts, kinds) for texts, kinds in batches]
+    return ray.get(refs)

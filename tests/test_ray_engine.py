@@ -54,6 +54,14 @@ def _facts(config_file: Path) -> dict[str, list]:
         con.close()
 
 
+def _labeled_shas(config_file: Path) -> set[str]:
+    con = duckdb.connect(str(config_file.parent / ".curation" / "warehouse.duckdb"), read_only=True)
+    try:
+        return {r[0] for r in con.execute("SELECT sha256 FROM validation_docs").fetchall()}
+    finally:
+        con.close()
+
+
 def _summary(config_file: Path, stage: str) -> dict:
     con = duckdb.connect(str(config_file.parent / ".curation" / "warehouse.duckdb"), read_only=True)
     try:
@@ -89,6 +97,10 @@ def test_ray_engine_equals_the_local_path_and_survives_a_killed_worker_node(ray_
     summary = _summary(on_ray, "reference_scores")
     assert summary["shards"] == 1 and summary["tokens_scored"] > 0
     assert _facts(on_ray) == expected  # token scores, tags, detector spans, masks and both views, to the bit
+    assert _summary(on_ray, "tagger_spans")["texts_tagged_now"] == 0  # the head ran in the actors' pass
+    assert not list((on_ray.parent / ".curation" / "hidden").rglob("*.npy")) or all(
+        p.stem in _labeled_shas(on_ray) for p in (on_ray.parent / ".curation" / "hidden").rglob("*.npy")
+    )  # no hidden state of the batch came back from the cluster
 
     # A worker node killed while the batch is scoring: its actor's chunk goes to the head node's actor.
     killed = _project(tmp_path / "killed", _engine(address))

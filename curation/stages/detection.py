@@ -37,6 +37,23 @@ def detector_key(config: CurationConfig, suite) -> str:
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
+DETECT_BATCH_DOCS = 32  # documents per detector call, on every engine (the same batches: the same spans)
+
+
+def detect_documents(config: CurationConfig, suite, texts: list[str], kinds: list[str]) -> list[list]:
+    """The suite's spans per text, in batches of DETECT_BATCH_DOCS: in this process, or as Ray tasks on
+    the cluster (`engine.kind: ray`; a task lost with its node is retried by Ray)."""
+    step = DETECT_BATCH_DOCS
+    batches = [(texts[i : i + step], kinds[i : i + step]) for i in range(0, len(texts), step)]
+    if config.engine.kind == "ray" and batches:
+        from curation.engine import detect_on_ray
+
+        parts = detect_on_ray(config.engine, config.detectors, batches)
+    else:
+        parts = [suite.detect(t, k) for t, k in batches]
+    return [spans for part in parts for spans in part]
+
+
 def detect_stage(
     config: CurationConfig, warehouse: Warehouse, suite, progress=None, datasets: Sequence[str] = (CORPUS, VALIDATION)
 ) -> dict:
@@ -66,7 +83,7 @@ def detect_stage(
         )
         todo = docs.join(done, on=["doc_id", "sha256"], how="anti")
         started = time.perf_counter()
-        found = suite.detect(todo["text"].to_list(), todo["kind"].to_list()) if todo.height else []
+        found = detect_documents(config, suite, todo["text"].to_list(), todo["kind"].to_list())
         rows = [
             (dataset, owner, doc_id, s.start, s.end, s.label, s.score, s.source)
             for doc_id, spans in zip(todo["doc_id"].to_list(), found, strict=True)
