@@ -11,7 +11,6 @@ from typing import Any
 
 import yaml
 
-from curation.engine import ENGINES, EngineConfig
 from curation.inbox import find_batch
 from curation.rewriting import RewriteConfig
 from curation.scoring import ScoringConfig
@@ -125,6 +124,25 @@ class ShardingConfig:
     2-core machine; on a GPU node or a cluster, one per model replica."""
 
     workers: int = 1
+
+
+ENGINES = ("local", "ray")
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    """``kind: local`` (default) runs the model in the step's process; ``kind: ray`` on the cluster at
+    ``address`` (``auto`` = the one this machine belongs to; empty = a private local cluster)."""
+
+    kind: str = "local"
+    address: str = "auto"
+    actors: int = 2  # model actors (replicas); one per GPU on a GPU cluster
+    num_cpus: float = 1.0  # per actor (also its scorer's calls side by side)
+    num_gpus: float = 0.0  # per actor; scoring.device auto then picks the GPU inside the actor
+    resources: tuple[str, ...] = ()  # custom resources per actor, "name=amount" (pin actors to node groups)
+    chunk_docs: int = 16  # texts per actor call (scores do not depend on it: every model call's shape is fixed)
+    max_chunk_retries: int = 3  # resubmissions of a chunk whose actor died
+    actor_start_timeout_s: float = 180.0  # actors not up by then (no room on the cluster) are not used
 
 
 @dataclass(frozen=True)

@@ -18,27 +18,10 @@ import os
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 
+from curation.config import EngineConfig
 from curation.scoring import ScoringConfig
-
-ENGINES = ("local", "ray")
-
-
-@dataclass(frozen=True)
-class EngineConfig:
-    """``kind: local`` (default) runs the model in the step's process; ``kind: ray`` on the cluster at
-    ``address`` (``auto`` = the one this machine belongs to; empty = a private local cluster)."""
-
-    kind: str = "local"
-    address: str = "auto"
-    actors: int = 2  # model actors (replicas); one per GPU on a GPU cluster
-    num_cpus: float = 1.0  # per actor (also its scorer's calls side by side)
-    num_gpus: float = 0.0  # per actor; scoring.device auto then picks the GPU inside the actor
-    resources: tuple[str, ...] = ()  # custom resources per actor, "name=amount" (pin actors to node groups)
-    chunk_docs: int = 16  # texts per actor call (scores do not depend on it: every model call's shape is fixed)
-    max_chunk_retries: int = 3  # resubmissions of a chunk whose actor died
-    actor_start_timeout_s: float = 180.0  # actors not up by then (no room on the cluster) are not used
 
 
 class EngineError(RuntimeError):
@@ -240,9 +223,9 @@ def score_on_ray(
 
 def _detect_batch(settings, texts: list[str], kinds: list[str]) -> list:
     """One detector call on a Ray worker; the suite is built once per worker process and reused."""
-    from curation.stages.detection import detector_suite
+    from curation.detectors.suite import suite_for_settings
 
-    return detector_suite(settings).detect(texts, kinds)
+    return suite_for_settings(settings).detect(texts, kinds)
 
 
 def detect_on_ray(config: EngineConfig, settings, batches: Sequence[tuple[list[str], list[str]]]) -> list[list]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -261,3 +262,15 @@ class DetectorSuite:
         if self.config.excluded_families:
             out["excluded_families"] = ",".join(sorted(self.config.excluded_families))
         return out
+
+
+@functools.lru_cache(maxsize=4)
+def suite_for_settings(settings) -> DetectorSuite:
+    """The suite for a run's detector settings (``config.DetectorSettings``), once per process: a Dagster
+    step and a Ray worker build the same one from the same settings (engines load lazily)."""
+    kwargs: dict = {"deny_list": list(settings.deny_list), "allow_list": list(settings.allow_list)}
+    if settings.score_threshold is not None:
+        kwargs["score_threshold"] = settings.score_threshold
+    if settings.use_credsweeper is not None:
+        kwargs["use_credsweeper"] = settings.use_credsweeper
+    return DetectorSuite(DetectorConfig(**kwargs))

@@ -3,7 +3,6 @@ cached per document by the detector key (``detector_runs``)."""
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import time
@@ -16,17 +15,11 @@ from curation.config import CurationConfig, DetectorSettings
 from curation.warehouse import CALIBRATION_BATCH, CORPUS, LABELED, VALIDATION, Warehouse, insert_frame
 
 
-@functools.lru_cache(maxsize=4)
 def detector_suite(settings: DetectorSettings):
     """The detector suite for a run's detector settings, once per process (engines load lazily)."""
-    from curation.detectors import DetectorConfig, DetectorSuite
+    from curation.detectors.suite import suite_for_settings
 
-    kwargs: dict = {"deny_list": list(settings.deny_list), "allow_list": list(settings.allow_list)}
-    if settings.score_threshold is not None:
-        kwargs["score_threshold"] = settings.score_threshold
-    if settings.use_credsweeper is not None:
-        kwargs["use_credsweeper"] = settings.use_credsweeper
-    return DetectorSuite(DetectorConfig(**kwargs))
+    return suite_for_settings(settings)
 
 
 def detector_key(config: CurationConfig, suite) -> str:
