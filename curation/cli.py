@@ -58,6 +58,15 @@ def cmd_run(args: argparse.Namespace) -> int:
         f"curation run: batch {config.batch_id}, domain {config.batch_domain}, input {config.input_path}",
         flush=True,
     )
+    from curation.vault import configured_key
+
+    key = configured_key(config)
+    if key.is_dev:
+        print(
+            f"curation run: using a generated DEV HMAC key ({key.key_id}): not for real deliveries; "
+            f"set {config.surrogates.key_env} (hex or base64, >= 16 bytes)",
+            flush=True,
+        )
     if config.batch_domain != config.calibration_domain:
         print(
             f"curation run: domain {config.batch_domain!r} has no labeled set: calibrated on "

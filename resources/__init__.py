@@ -4,8 +4,8 @@ Heavy objects (the model, Presidio) are built once per process and shared by eve
 """
 
 import functools
+import logging
 import os
-import warnings
 
 import dagster as dg
 from pydantic import PrivateAttr
@@ -77,6 +77,11 @@ class Detectors(dg.ConfigurableResource):
         return detector_suite(self.settings.load().detectors)
 
 
+@functools.lru_cache(maxsize=8)
+def _note_dev_key(key_id: str) -> None:
+    logging.getLogger("curation").info("using a generated DEV HMAC key %s: not for real deliveries", key_id)
+
+
 class KeyVault(dg.ConfigurableResource):
     """The HMAC key (from an env var or key file) and the vault file holding the surrogate map."""
 
@@ -86,8 +91,8 @@ class KeyVault(dg.ConfigurableResource):
         from curation.vault import configured_key
 
         info = configured_key(self.settings.load())
-        if info.is_dev:
-            warnings.warn("using a generated DEV HMAC key: not for real deliveries", stacklevel=2)
+        if info.is_dev:  # once per process, in the run log (the CLI and the card say it to the user)
+            _note_dev_key(info.key_id)
         return info
 
     def engine(self):
