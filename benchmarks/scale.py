@@ -310,8 +310,8 @@ def same_results(a: Path, b: Path) -> bool:
             con.close()
     if not rows[0] or rows[0] != rows[1]:
         return False
-    hidden = [sorted((folder / "cache" / "hidden").rglob("*.npy")) for folder in (a, b)]
-    if [p.name for p in hidden[0]] != [p.name for p in hidden[1]]:
+    hidden = [sorted((folder / ".curation" / "hidden").rglob("*.npy")) for folder in (a, b)]
+    if not hidden[0] or [p.name for p in hidden[0]] != [p.name for p in hidden[1]]:
         return False
     return all(np.array_equal(np.load(x), np.load(y)) for x, y in zip(*hidden, strict=True))
 
