@@ -43,7 +43,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         "base_dir": str(Path(args.out).resolve()) if args.out else (None if args.config else str(Path.cwd())),
         "input": str(Path(args.input).resolve()) if args.input else None,
         "batch_id": args.batch_id,
-        "domain": args.domain,
+        "domain": getattr(args, "domain", None),  # programmatic callers may predate --domain
     }
     config = load_config(config_path, **overrides)
     if args.batch_id and not args.input:  # a batch waiting in the inbox: run it without the sensor
@@ -52,7 +52,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         entry = find_batch(config.inbox_path, args.batch_id, config.known_domains())
         if entry is not None:
             overrides["input"] = str(entry.path.resolve())
-            overrides["domain"] = args.domain or entry.domain
+            overrides["domain"] = overrides["domain"] or entry.domain
             config = load_config(config_path, **overrides)
     print(
         f"curation run: batch {config.batch_id}, domain {config.batch_domain}, input {config.input_path}",
