@@ -58,8 +58,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         f"curation run: batch {config.batch_id}, domain {config.batch_domain}, input {config.input_path}",
         flush=True,
     )
+    from curation.preflight import check_run_inputs
     from curation.vault import configured_key
 
+    check_run_inputs(config)  # a missing/empty input or a bad labeled file: one line now, before any key exists
     key = configured_key(config)
     if key.is_dev:
         print(
@@ -101,11 +103,9 @@ def check_freshness(config, root: Path, force: bool) -> tuple[bool, str | None]:
     the inputs' fingerprint for the run to record with its release; None when it cannot be computed)."""
     import curation
     from curation.freshness import batch_fingerprint, check
-    from curation.preflight import check_run_inputs
     from curation.release import verify_release
     from curation.warehouse import Warehouse
 
-    check_run_inputs(config)  # a missing/empty input or a bad labeled file: one line now, not a trace later
     started = time.perf_counter()
     layer = [root / name for name in ("assets", "checks", "resources", "automation", "definitions.py")]
     fingerprint = batch_fingerprint(config, [Path(curation.__file__).parent, *layer])

@@ -194,7 +194,7 @@ def _create_dev_key(path: Path) -> KeyInfo:
         handle.write(f"{DEV_KEY_HEADER}\n{key.hex()}\n")
     os.chmod(path, 0o600)
     key_id = f"dev-{key_fingerprint(key)}"
-    log.warning("created a development HMAC key %s at %s; do not use it for releases", key_id, path)
+    log.info("created a development HMAC key %s at %s; do not use it for releases", key_id, path)  # callers say it once
     return KeyInfo(key, key_id, True)
 
 
