@@ -63,7 +63,12 @@ def run_curation(settings, log_level: str = "INFO", instance=None, tags: dict[st
             tags=tags or {},
         )
     from automation.launch import launch_and_wait
+    from curation.preflight import count_records_upto
 
+    limit = config.sharding.in_process_max_docs
+    records = count_records_upto(config.input_path, limit) if limit > 0 else None
+    if records is not None and records <= limit:
+        run_config["execution"] = {"config": {"in_process": True}}  # no fork server for a handful of documents
     with _instance_for_cli(instance) as active:
         reclaim_dead_runs(active)  # a killed earlier run must not hold the model pool slot forever
         _add_partition(active, config.batch_id)

@@ -24,9 +24,24 @@ from resources import CurationSettings
 # imported the code once: a spawned step re-imports Dagster and the project, measured 5-14 s per step on
 # the loaded 2-core machine (~28 steps a run), against well under 1 s forked. In a cluster the k8s executor
 # (`dagster_k8s.k8s_job_executor`) runs the same steps as pods instead.
-STEP_EXECUTOR = dg.multiprocess_executor.configured(
-    {"start_method": {"forkserver": {"preload_modules": ["definitions", "automation.step_preload"]}}},
+# A small batch's steps are cheap and the fork server's start is not: `execution: {config: {in_process:
+# true}}` runs the same plan in the run's own process (what `curation run` asks for at or below
+# `sharding.in_process_max_docs`). A launch from the UI or a sensor gets the forked default.
+FORKED_STEPS = {"start_method": {"forkserver": {"preload_modules": ["definitions", "automation.step_preload"]}}}
+
+
+def _step_executor_config(config: dict) -> dict:
+    return {"in_process": {}} if config["in_process"] else {"multiprocess": FORKED_STEPS}
+
+
+STEP_EXECUTOR = dg.multi_or_in_process_executor.configured(
+    _step_executor_config,
     name="forked_multiprocess",
+    config_schema={
+        "in_process": dg.Field(
+            bool, default_value=False, description="run every step in the run's process (small batches)"
+        )
+    },
 )
 
 curation_job = dg.define_asset_job(

@@ -324,7 +324,25 @@ def _tagger(info: CardInfo) -> str:
             f"\nDetector combination chosen on the calibration split for domain `{t.get('domain')}`: "
             f"`{'+'.join(t['detector_combination'])}`.\n"
         )
+    out += _dropped(t.get("dropped_by_combination"))
     return out
+
+
+def _dropped(dropped: Mapping[str, Any] | None) -> str:
+    """What the chosen combination costs on this batch: spans other signals found above their own
+    thresholds that the mask leaves mostly open (counts only, never values)."""
+    if not dropped:
+        return ""
+    if not dropped.get("spans"):
+        return "\nEvery span a signal found above its own threshold is masked (the combination drops none).\n"
+    signals = ", ".join(f"{name} {n}" for name, n in dropped.get("by_signal", {}).items())
+    labels = ", ".join(f"{name} {n}" for name, n in dropped.get("by_label", {}).items())
+    return (
+        f"\nWhat the combination leaves open in this batch: {dropped['spans']} span(s), {dropped['chars']} "
+        f"characters, that a signal found above its own threshold but the mask covers less than half of "
+        f"(by signal: {signals}; by label: {labels}). Calibration judged them not worth their collateral on the "
+        "labeled data; review a sample if the batch's domain differs from it.\n"
+    )
 
 
 def _plots(info: CardInfo) -> str:

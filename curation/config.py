@@ -121,9 +121,14 @@ class ShardingConfig:
     """How a batch's scoring splits into parallel Dagster steps (`curation/shards.py`): `workers` shards,
     each its own process and model copy, each holding one slot of the `reference_model` pool (raise that
     pool's limit to `workers` for them to run at once). 1 = one scoring step, the measured best on a
-    2-core machine; on a GPU node or a cluster, one per model replica."""
+    2-core machine; on a GPU node or a cluster, one per model replica.
+
+    `in_process_max_docs`: a `curation run` of a batch with at most this many documents runs every step in
+    the run's own process (Dagster's in-process executor: the same assets and checks, no fork server to
+    start), which is most of a small batch's wall time; 0 turns it off."""
 
     workers: int = 1
+    in_process_max_docs: int = 64
 
 
 ENGINES = ("local", "ray")

@@ -51,6 +51,40 @@ def check_run_inputs(config: CurationConfig) -> None:
     configured_key(config)  # raises HmacKeyError saying where a key was looked for
 
 
+def count_records_upto(path: Path, limit: int) -> int | None:
+    """How many records the input holds, counted up to ``limit + 1`` (enough to say "more than limit");
+    None when that cannot be known cheaply (compressed files, JSON arrays). Line counts over-count CSV
+    rows with embedded newlines: an estimate that errs towards "large"."""
+    if path.is_dir():
+        n = 0
+        for file in path.rglob("*"):
+            if file.name != "_READY" and not SKIP_DIRS & set(file.relative_to(path).parts) and file.is_file():
+                if file.suffix.lower() in RECORD_SUFFIXES:
+                    return None  # a folder of record files: their records, not the files, are the documents
+                n += 1
+                if n > limit:
+                    break
+        return n
+    fmt = RECORD_SUFFIXES.get(path.suffix.lower())
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        try:
+            return pq.ParquetFile(path).metadata.num_rows
+        except Exception:
+            return None
+    if fmt not in ("jsonl", "csv"):
+        return None
+    n = -1 if fmt == "csv" else 0  # a CSV's header is not a record
+    with path.open("rb") as fh:
+        for line in fh:
+            if line.strip():
+                n += 1
+                if n > limit:
+                    break
+    return max(n, 0)
+
+
 def _has_content(path: Path) -> bool:
     """Whether the input holds at least one candidate record (bad records count: they are quarantined)."""
     if path.is_dir():

@@ -85,6 +85,29 @@ def select_sources(text_len: int, spans: Sequence[Span], combination: Sequence[s
     return sorted(kept, key=lambda s: (s.start, s.end))
 
 
+def dropped_spans(text_len: int, spans: Sequence[Span], masked: Sequence[Span], covered: float = 0.5) -> list[Span]:
+    """The signals' spans (each above its own threshold) that the mask leaves mostly open: less than
+    ``covered`` of their characters masked. What a combination that leaves a signal out costs, per span."""
+    mask = np.array(char_mask(masked, text_len), dtype=bool)
+    return [s for s in spans if s.length and mask[s.start : s.end].mean() < covered]
+
+
+def dropped_summary(dropped: Sequence[Span]) -> dict:
+    """Counts only (never values): spans and characters dropped, by signal family and by label."""
+    by_family: dict[str, int] = {}
+    by_label: dict[str, int] = {}
+    for span in dropped:
+        family = source_family(span.source or "")
+        by_family[family] = by_family.get(family, 0) + 1
+        by_label[span.label] = by_label.get(span.label, 0) + 1
+    return {
+        "spans": len(dropped),
+        "chars": int(sum(s.length for s in dropped)),
+        "by_signal": dict(sorted(by_family.items())),
+        "by_label": dict(sorted(by_label.items())),
+    }
+
+
 def choose_combination(
     docs: Sequence, combinations=COMBINATIONS, collateral_budget: float | None = None
 ) -> tuple[tuple[str, ...], list[dict]]:

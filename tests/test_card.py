@@ -222,3 +222,27 @@ def test_card_ships_in_a_release_that_duckdb_reads(tmp_path: Path) -> None:
     pattern = _front_matter(card)["configs"][0]["data_files"][0]["path"]
     assert duckdb.sql(f"SELECT count(*) FROM read_parquet('{out / pattern}')").fetchone() == (2,)
     assert (out / "plots/roc.png").exists()
+
+
+def test_card_says_what_the_chosen_combination_leaves_open() -> None:
+    """The spans other signals found that the mask leaves open are counted, by signal and label, never shown."""
+    from curation.signals import dropped_spans, dropped_summary
+
+    text = "mail ann@example.com or call Ann Lee at home"
+    found = [
+        S.Span(5, 20, "EMAIL", 0.9, "rules:email"),
+        S.Span(29, 36, "PERSON", 0.8, "tagger"),
+        S.Span(40, 44, "LOCATION", 0.6, "tagger"),
+    ]
+    masked = [S.Span(5, 20, "EMAIL", 0.9, "rules:email"), S.Span(29, 33, "PERSON", 0.8, "tagger")]
+    dropped = dropped_spans(len(text), found, masked)
+    assert [(s.start, s.end) for s in dropped] == [(40, 44)]  # PERSON is 4/7 masked: more than half, not dropped
+    summary = dropped_summary(dropped)
+    assert summary == {"spans": 1, "chars": 4, "by_signal": {"tagger": 1}, "by_label": {"LOCATION": 1}}
+    card = render_card(
+        CardInfo(pretty_name="x", tagger={"detector_combination": ["rules"], "dropped_by_combination": summary})
+    )
+    assert "leaves open in this batch: 1 span(s), 4 characters" in card and "tagger 1" in card
+    assert "home" not in card
+    none = render_card(CardInfo(pretty_name="x", tagger={"dropped_by_combination": dropped_summary([])}))
+    assert "the combination drops none" in none

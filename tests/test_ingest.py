@@ -476,3 +476,27 @@ def test_json_array_file_reads_each_element_as_a_record(tmp_path: Path) -> None:
     lines = tmp_path / "lines.json"  # JSON Lines under a .json name
     _write_jsonl(lines, ROWS)
     assert ingest(lines, batch_id="b").documents.height == 3
+
+
+def test_record_count_estimate_decides_the_in_process_path(tmp_path: Path) -> None:
+    """`curation run` runs a batch's steps in one process at or below `sharding.in_process_max_docs`: the count
+    stops past the limit and says None where it cannot be cheap (compressed files, folders of record files)."""
+    from curation.preflight import count_records_upto
+
+    jsonl = tmp_path / "a.jsonl"
+    jsonl.write_text("".join(json.dumps({"id": i, "text": "x"}) + "\n\n" for i in range(10)), encoding="utf-8")
+    assert count_records_upto(jsonl, 64) == 10
+    assert count_records_upto(jsonl, 3) == 4  # stopped past the limit
+    csv = tmp_path / "a.csv"
+    csv.write_text("id,text\n1,a\n2,b\n", encoding="utf-8")
+    assert count_records_upto(csv, 64) == 2
+    folder = tmp_path / "files"
+    folder.mkdir()
+    for i in range(5):
+        (folder / f"f{i}.py").write_text("x = 1\n", encoding="utf-8")
+    assert count_records_upto(folder, 64) == 5
+    (folder / "more.jsonl").write_text("{}\n", encoding="utf-8")
+    assert count_records_upto(folder, 64) is None
+    gz = tmp_path / "a.jsonl.gz"
+    gz.write_bytes(b"")
+    assert count_records_upto(gz, 64) is None

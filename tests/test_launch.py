@@ -58,4 +58,6 @@ def test_sigterm_on_curation_run_ends_the_launched_run(tiny_project, tmp_path):
         assert run.status in (dg.DagsterRunStatus.CANCELED, dg.DagsterRunStatus.FAILURE), run.status
         assert run.remote_job_origin is not None, "a CLI run must carry the code location's origin (UI re-execute)"
         assert run.remote_job_origin.location_name == "curation"
+        # a tiny batch runs its steps in the run's process (sharding.in_process_max_docs)
+        assert run.run_config["execution"] == {"config": {"in_process": True}}
         assert run.tags["dagster/partition"] == "tiny"

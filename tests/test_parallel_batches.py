@@ -34,6 +34,9 @@ def test_four_batches_at_once_all_release(e2e, tmp_path):
         "  pools:\n    default_limit: 1\n",
         encoding="utf-8",
     )
+    # Forked steps (the path of a large batch, a sensor's or the UI's launch): many processes on one warehouse.
+    config_file = root / "curation.yaml"
+    config_file.write_text(config_file.read_text(encoding="utf-8") + "sharding:\n  in_process_max_docs: 0\n")
     records = [json.loads(line) for line in (root / "corpus.jsonl").read_text(encoding="utf-8").splitlines()]
     env = {**os.environ, "DAGSTER_HOME": str(home), "HF_HUB_OFFLINE": "1", "TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS": ""}
     runs, logs = [], []
@@ -58,5 +61,9 @@ def test_four_batches_at_once_all_release(e2e, tmp_path):
     for i, (run, output) in enumerate(zip(runs, outputs, strict=True)):
         assert "Conflicting lock" not in output, output[-3000:]
         assert run.returncode == 0 and "\nrelease: " in output, f"batch part{i}:\n{output[-3000:]}"
+    import dagster as dg
+
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        assert all("execution" not in run.run_config for run in instance.get_runs()), "forked steps expected"
     released = sorted(p.name for p in (root / "releases").iterdir())
     assert len(released) == BATCHES and not any(name.startswith(".") for name in released), released

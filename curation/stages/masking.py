@@ -13,7 +13,7 @@ from curation.calibration import ScoredDoc
 from curation.config import CurationConfig
 from curation.identities import IdentityReport, mask_name_variants
 from curation.masking import combine, propagate_duplicates, redact, surprise_spans
-from curation.signals import select_sources
+from curation.signals import dropped_spans, dropped_summary, select_sources
 from curation.spans import Span, char_mask, merge
 from curation.stages.calibration import current_calibration
 from curation.stages.documents import batch_documents, load_scored_docs
@@ -57,6 +57,7 @@ def mask_stage(config: CurationConfig, warehouse: Warehouse, model_key: str) -> 
     calibration_id, applied, stored_summary = current_calibration(config, warehouse, model_key)
     docs = load_scored_docs(warehouse, model_key, CORPUS, batch_id=config.batch_id)
     combination = stored_summary.get("detector_combination")
+    found = {d.doc_id: list(d.detected) for d in docs}  # every signal's spans, before the combination picks
     if combination:
         for doc in docs:
             doc.detected = select_sources(len(doc.text), doc.detected, combination)
@@ -92,6 +93,9 @@ def mask_stage(config: CurationConfig, warehouse: Warehouse, model_key: str) -> 
     )
     warehouse.replace("mask_spans", frame, "batch_id = ?", [config.batch_id])
     total = sum(len(t) for t in texts.values())
+    dropped = [
+        s for doc_id, text in texts.items() for s in dropped_spans(len(text), found[doc_id], masked.get(doc_id, []))
+    ]
     masked_chars = int(sum(e - s for _, _, s, e, *_ in rows))
     summary = {
         "calibration_id": calibration_id,
@@ -105,6 +109,8 @@ def mask_stage(config: CurationConfig, warehouse: Warehouse, model_key: str) -> 
         "name_variants": identities.to_dict(),
         "by_source": _count(frame, "source"),
         "by_label": _count(frame, "label"),
+        "detector_combination": list(combination or []),
+        "dropped_by_combination": dropped_summary(dropped),
     }
     record_summary(warehouse, config.batch_id, "mask_spans", summary)
     return summary
@@ -171,5 +177,6 @@ def redacted_view_stage(config: CurationConfig, warehouse: Warehouse) -> dict:
     frame = pl.DataFrame(rows, schema=VIEW_COLUMNS, orient="row")
     warehouse.replace("redacted_view", frame, "batch_id = ?", [config.batch_id])
     return {"documents": docs.height, "tags": sum(len(v) for v in spans.values())}
+
 
 VIEW_COLUMNS = ["batch_id", "doc_id", "scope_id", "kind", "text"]

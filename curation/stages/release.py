@@ -95,6 +95,7 @@ def card_info(
         tagger={
             **{k: v for k, v in stage_summary(warehouse, CALIBRATION_BATCH, "pii_tagger").items() if k != "enabled"},
             "detector_combination": summary.get("detector_combination"),
+            "dropped_by_combination": mask_summary.get("dropped_by_combination"),
         }
         if config.tagger.enabled
         else {},
