@@ -137,7 +137,7 @@ def calibration_is_current(config: CurationConfig, warehouse: Warehouse, model_k
     change nothing, so a batch run leaves it alone."""
     from curation.stages.calibration import current_calibration
     from curation.stages.ingestion import validation_rows
-    from curation.stages.tagger import current_tagger, tagger_config
+    from curation.stages.tagger import current_tagger_path, tagger_config
     from curation.warehouse import LABELED, VALIDATION
 
     if not warehouse.path.exists() or not config.validation_path.exists():
@@ -170,9 +170,14 @@ def calibration_is_current(config: CurationConfig, warehouse: Warehouse, model_k
         return False
     try:
         current_calibration(config, warehouse, model_key)
-        tagger = current_tagger(warehouse)
+        saved = current_tagger_path(warehouse)
     except RuntimeError:
         return False
-    if config.tagger.enabled != (tagger is not None):
+    if config.tagger.enabled != (saved is not None):
         return False
-    return tagger is None or tagger.config == tagger_config(config)  # its data is the labeled sets above
+    if saved is None:
+        return True
+    from curation.tagger import Tagger, TaggerConfig
+
+    # its data is the labeled sets above; the metadata line says its config without loading torch
+    return TaggerConfig(**Tagger.read_meta(saved)["config"]) == tagger_config(config)

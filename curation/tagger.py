@@ -316,6 +316,12 @@ class Tagger:
         tmp.write_bytes(json.dumps(meta).encode() + b"\n" + buffer.getvalue())
         os.replace(tmp, path)
 
+    @staticmethod
+    def read_meta(path: Path) -> dict:
+        """The saved head's metadata line (labels, config, digest, report) without its weights or torch."""
+        with Path(path).open("rb") as fh:
+            return json.loads(fh.readline())
+
     @classmethod
     def load(cls, path: Path) -> Tagger:
         import torch

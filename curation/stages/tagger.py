@@ -3,6 +3,8 @@ batch (``tagger_spans``)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from curation.config import CurationConfig
 from curation.stages.scoring import hidden_cache_for
 from curation.warehouse import CALIBRATION_BATCH, LABELED, VALIDATION, Warehouse, record_summary, stage_summary
@@ -46,11 +48,11 @@ def tagger_stage(config: CurationConfig, warehouse: Warehouse, model_key: str, p
     return summary
 
 
-def current_tagger(warehouse: Warehouse):
-    """The tagger the last pii_tagger materialization trained (None when the tagger is off)."""
+def current_tagger_path(warehouse: Warehouse) -> Path | None:
+    """The saved head the last pii_tagger materialization trained (None when the tagger is off); raises
+    RuntimeError when it is not in the local cache."""
     from curation.scoring import cache_root
     from curation.signals import tagger_path
-    from curation.tagger import Tagger
 
     summary = stage_summary(warehouse, CALIBRATION_BATCH, "pii_tagger")
     if not summary.get("enabled"):
@@ -60,7 +62,15 @@ def current_tagger(warehouse: Warehouse):
         raise RuntimeError(
             f"tagger {summary['tagger_key']} is not in the local cache ({path}); rematerialize pii_tagger"
         )
-    return Tagger.load(path)
+    return path
+
+
+def current_tagger(warehouse: Warehouse):
+    """The tagger the last pii_tagger materialization trained (None when the tagger is off)."""
+    from curation.tagger import Tagger
+
+    path = current_tagger_path(warehouse)
+    return None if path is None else Tagger.load(path)
 
 
 def tagger_spans_stage(config: CurationConfig, warehouse: Warehouse, model_key: str) -> dict:
