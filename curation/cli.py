@@ -283,6 +283,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             use_tagger=not args.no_tagger,
             public_sets=not args.no_public_sets,
             label_map=label_map,
+            train_on=args.train_on or None,
         )
     except (LabeledFormatError, ValueError, FileNotFoundError) as exc:
         print(f"curation eval: {exc}", file=sys.stderr)
@@ -310,6 +311,7 @@ def cmd_label_export(args: argparse.Namespace) -> int:
             warehouse_path=Path(args.warehouse) if args.warehouse else None,
             label_map=label_map,
             public_sets=not args.no_public_sets,
+            train_on=args.train_on or None,
         )
     except (LabeledFormatError, ValueError) as exc:
         print(f"curation label export: {exc}", file=sys.stderr)
@@ -368,6 +370,13 @@ def add_label_parser(sub) -> None:
     export.add_argument("--warehouse", help="DuckDB file caching scores (default: ~/.cache/curation/eval.duckdb)")
     export.add_argument(
         "--no-public-sets", action="store_true", help="train the tagger on --calibrate-on only (not the bundled sets)"
+    )
+    export.add_argument(
+        "--train-on",
+        action="append",
+        help="labeled JSONL the tagger trains on instead of the --calibrate-on sets, as PATH or DOMAIN=PATH "
+        "(repeatable; plus the bundled public sets): --calibrate-on then only calibrates, in seconds, with "
+        "the tagger's threshold chosen on texts it never saw",
     )
     export.add_argument("--label-map", help="YAML label map for the --calibrate-on sets' labels, as for curation eval")
     export.set_defaults(func=cmd_label_export)
@@ -556,6 +565,13 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--no-tagger", action="store_true", help="detectors and surprise only (no learned tagger)")
     ev.add_argument(
         "--no-public-sets", action="store_true", help="train the tagger on --calibrate-on only (not the bundled sets)"
+    )
+    ev.add_argument(
+        "--train-on",
+        action="append",
+        help="labeled JSONL the tagger trains on instead of the --calibrate-on sets, as PATH or DOMAIN=PATH "
+        "(repeatable; plus the bundled public sets): --calibrate-on then only calibrates, in seconds, with "
+        "the tagger's threshold chosen on texts it never saw",
     )
     ev.add_argument("--policy", default="auto", choices=["detectors", "surprise", "union", "residual", "auto"])
     ev.add_argument("--prompt", help="prompted scoring: condition every text on this description")

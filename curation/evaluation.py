@@ -214,10 +214,16 @@ def calibrated_signals(
     detector_suite: DetectorSuite | None = None,
     progress=_log,
     collateral_budget: float | None = 0.03,
+    train_on: Sequence[str | Path] | None = None,
 ) -> CalibratedSignals:
     """Score and detect the ``--calibrate-on`` sets (read with ``label_map``, default: the bundled one),
     train (or load) the tagger on them plus the bundled public sets, choose each domain's tagger threshold
-    and detector combination."""
+    and detector combination.
+
+    ``train_on`` (``--train-on``): the labeled sets the tagger trains on instead of the calibration sets
+    (plus the public sets). The calibration sets then only calibrate: each domain's tagger threshold is
+    chosen on the head's probabilities for texts it never saw, so new labels take effect in seconds (no
+    tagger training) and the threshold is an honest held-out choice."""
     specs = labeled_set_specs(calibrate_on)
     val_by_domain = {d: load_labeled(p, label_map) for d, p in specs}
     scorer = ReferenceScorer(scoring or ScoringConfig())
@@ -245,17 +251,30 @@ def calibrated_signals(
                 records = load_labeled(bundled(f"public/{name}"))
                 progress(f"scoring bundled public set {name} ({len(records)} records)")
                 public += scored(records, scorer, warehouse, None, progress, cache)
-        order = [(d, doc) for d in val_docs for doc in val_docs[d]]
+        train_docs = val_docs
+        if train_on:
+            train_docs = {}
+            for name, path in labeled_set_specs(train_on):
+                records = load_labeled(path, label_map)
+                progress(f"scoring tagger training set {name!r} ({len(records)} records)")
+                train_docs.setdefault(name, []).extend(scored(records, scorer, warehouse, None, progress, cache))
+        order = [(d, doc) for d in train_docs for doc in train_docs[d]]
         items = _tagged([doc for _, doc in order] + public, cache)
         config = tagger_config or TaggerConfig()
         head, oof = _train_or_load(items, scorer.model_key, config, warehouse.path.parent / "taggers", progress)
+        if train_on:  # the head never saw the calibration sets: its plain predictions are held-out ones
+            cal_order = [(d, doc) for d in val_docs for doc in val_docs[d]]
+            cal_items = _tagged([doc for _, doc in cal_order], cache)
+            cal_probs = list(head.predict_many([it.hidden for it in cal_items]))
+        else:
+            cal_order, cal_items, cal_probs = order, items, oof
         for name in val_docs:
-            idx = [i for i, (d, _) in enumerate(order) if d == name]
-            thresholds[name], _ = choose_threshold([items[i] for i in idx], [oof[i] for i in idx])
-        for i, (name, doc) in enumerate(order):  # calibration docs: spans of a head that never saw them
-            it = items[i]
+            idx = [i for i, (d, _) in enumerate(cal_order) if d == name]
+            thresholds[name], _ = choose_threshold([cal_items[i] for i in idx], [cal_probs[i] for i in idx])
+        for i, (name, doc) in enumerate(cal_order):  # calibration docs: spans of a head that never saw them
+            it = cal_items[i]
             doc.detected = doc.detected + decode_spans(
-                it.text, it.char_start, it.char_end, oof[i], head.labels, thresholds[name]
+                it.text, it.char_start, it.char_end, cal_probs[i], head.labels, thresholds[name]
             )
         tagger_summary.update(
             {
@@ -263,6 +282,7 @@ def calibrated_signals(
                 "thresholds": thresholds,
                 "training_texts": len(items),
                 "public_sets": public_sets,
+                "trained_on": [f"{d}={p}" for d, p in labeled_set_specs(train_on)] if train_on else "calibration sets",
                 **{k: v for k, v in head.report.items() if k != "labels"},
             }
         )
@@ -311,6 +331,7 @@ def run_eval(
     label_map: Mapping[str, str] | None = None,
     detector_suite: DetectorSuite | None = None,
     progress=_log,
+    train_on: Sequence[str | Path] | None = None,
 ) -> dict:
     """Train the tagger on the calibration sets (plus the bundled public sets), calibrate on the
     domain's set, predict GOLD; write predicted spans and metrics (with a per-signal ablation). GOLD and
@@ -336,6 +357,7 @@ def run_eval(
         detector_suite=detector_suite,
         progress=progress,
         collateral_budget=collateral_budget,
+        train_on=train_on,
     )
     progress(f"scoring and detecting {gold_path} ({len(gold_records)} records)")
     gold_docs = signals.score(gold_records, progress)
@@ -343,9 +365,13 @@ def run_eval(
     val_docs, per_domain, tagger_summary = signals.val_docs, signals.per_domain, signals.tagger_summary
     scorer = signals.scorer
     combination = signals.combination(domain)
+    # every single signal and every combination calibration weighed: the held-out side of its choice
+    weighed = [r["combination"] for r in per_domain[domain]["calibration_combinations"]]
     ablation_signals = {
         c: tuple(c.split("+"))
-        for c in ("rules", "tagger", "credsweeper", "credsweeper&tagger", "rules+tagger", "tagger+rules&tagger")
+        for c in dict.fromkeys(
+            ["rules", "tagger", "credsweeper", "credsweeper&tagger", "rules+tagger", "tagger+rules&tagger", *weighed]
+        )
     }
     ablation = {
         name: _signal_metrics(gold_docs, {d.doc_id: select_sources(len(d.text), d.detected, combo) for d in gold_docs})

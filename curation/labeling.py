@@ -257,9 +257,7 @@ def import_export(
         first.setdefault(record["id"], task_id)
         records.append(record)
     if errors:
-        raise LabelImportError(
-            f"{export_path}: {len(errors)} problem(s); nothing written:\n  " + "\n  ".join(errors)
-        )
+        raise LabelImportError(f"{export_path}: {len(errors)} problem(s); nothing written:\n  " + "\n  ".join(errors))
     return records, unlabeled
 
 
@@ -298,6 +296,7 @@ def export_tasks(
     label_map: Mapping[str, str] | None = None,
     public_sets: bool = True,
     progress=None,
+    train_on: Sequence[str | Path] | None = None,
 ) -> dict[str, Any]:
     """Pick ``n`` records of the input, predict their spans with the domain's calibrated detection, write
     the Label Studio tasks and label config; returns a summary."""
@@ -318,7 +317,12 @@ def export_tasks(
         raise ValueError(f"{input_path}: no records to label (every record was quarantined or the input is empty)")
     to_predict = pick_random(candidates, n, seed) if strategy == "random" else candidates
     signals = calibrated_signals(
-        calibrate_on, warehouse_path=warehouse_path, public_sets=public_sets, label_map=label_map, progress=progress
+        calibrate_on,
+        warehouse_path=warehouse_path,
+        public_sets=public_sets,
+        label_map=label_map,
+        progress=progress,
+        train_on=train_on,
     )
     combination = signals.combination(domain)
     cal_docs = signals.val_docs[domain]

@@ -85,7 +85,8 @@ def summary(metrics_path: Path) -> dict:
 
 
 def evaluate(test: Path, calibrate_on: str | None, out: Path, warehouse: str) -> dict:
-    args = [CURATION, "eval", str(test), "--metrics", str(out.with_suffix(".metrics.json")), "--warehouse", warehouse]
+    args = [CURATION, "eval", str(test), "--predictions", str(out.with_suffix(".pred.jsonl"))]
+    args += ["--metrics", str(out.with_suffix(".metrics.json")), "--warehouse", warehouse]
     if calibrate_on:
         args += ["--calibrate-on", calibrate_on]
     run(args, out.with_suffix(".eval.log"))
@@ -107,7 +108,9 @@ def labeled_point(name: str, tasks: Path, pool: dict, k: int, work: Path, test: 
     return point
 
 
-def curve_for(name: str, halves: Path, out: Path, counts: list[int], seeds: list[int], warehouse: str) -> list[dict]:
+def curve_for(
+    name: str, halves: Path, out: Path, counts: list[int], seeds: list[int], warehouse: str, retrained: Path | None
+) -> list[dict]:
     domain = DOMAINS[name]
     pool_path, test = halves / f"{name}.cal.jsonl", halves / f"{name}.test.jsonl"
     pool = {r["id"]: r for r in map(json.loads, pool_path.open(encoding="utf-8"))}
@@ -172,6 +175,15 @@ def curve_for(name: str, halves: Path, out: Path, counts: list[int], seeds: list
             **evaluate(test, f"{domain}={pool_path}", work / "kall", warehouse),
         }
     )
+    if retrained is not None and (retrained / f"{name}.metrics.json").exists():  # scripts/dev_eval.sh's result
+        rows.append(
+            {
+                "set": name,
+                "strategy": "all_retrained",
+                "count": len(pool),
+                **summary(retrained / f"{name}.metrics.json"),
+            }
+        )
     return rows
 
 
@@ -200,6 +212,8 @@ def table(rows: list[dict], counts: list[int]) -> str:
             )
         for r in (r for r in mine if r["strategy"] == "all"):
             lines.append(f"| {name} | all {r['count']} | {_scores(r)} | | |")
+        for r in (r for r in mine if r["strategy"] == "all_retrained"):
+            lines.append(f"| {name} | all {r['count']}, tagger retrained on them | {_scores(r)} | | |")
     return "\n".join(lines) + "\n"
 
 
@@ -241,6 +255,11 @@ def main() -> None:
     parser.add_argument("--sets", default=",".join(DOMAINS))
     parser.add_argument("--counts", default="10,20,40")
     parser.add_argument("--seeds", default="0,1,2")
+    parser.add_argument(
+        "--retrained",
+        default=".devcache/all",
+        help="scripts/dev_eval.sh's OUT_DIR: its all-labels points, tagger retrained",
+    )
     args = parser.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -257,7 +276,7 @@ def main() -> None:
         if any(r["set"] == name for r in rows):
             print(f"{name}: already in {results}")
             continue
-        rows += curve_for(name, halves, out, counts, seeds, args.warehouse)
+        rows += curve_for(name, halves, out, counts, seeds, args.warehouse, Path(args.retrained))
         results.write_text(json.dumps(rows, indent=1))  # a set at a time: an interrupted run keeps what it measured
     (out / "curve.md").write_text(table(rows, counts))
     plot(rows, counts, out / "curve.png")

@@ -65,3 +65,28 @@ def test_eval_writes_predictions_per_id_and_pooled_and_per_label_metrics(tmp_pat
     assert {"rules", "tagger", "credsweeper", "surprise", "chosen"} <= set(result["ablation"])
     assert summary["domain"] == "val" and summary["detector_combination"]
     assert "mentions_fully_masked_by_label" in result["ablation"]["chosen"]
+
+
+def test_train_on_keeps_the_tagger_and_calibrates_on_new_labels_alone(tmp_path):
+    """`--train-on`: the tagger trains on those sets only; the `--calibrate-on` set calibrates (its threshold
+    chosen on the head's predictions for texts it never saw), and a second calibration set reuses the head."""
+    gold = _subset(DATA / "validation.jsonl", tmp_path / "gold.jsonl", 6)
+    train = _subset(DATA / "validation.jsonl", tmp_path / "train.jsonl", 16, skip=100)
+    cache = str(tmp_path / "cache.duckdb")
+    results = []
+    for n, skip in ((6, 200), (8, 220)):
+        val = _subset(DATA / "validation.jsonl", tmp_path / f"new{n}.jsonl", n, skip=skip)
+        metrics = tmp_path / f"metrics{n}.json"
+        code = main(
+            ["eval", str(gold), "--predictions", str(tmp_path / "pred.jsonl"), "--metrics", str(metrics),
+             "--calibrate-on", f"forum={val}", "--train-on", f"support={train}", "--warehouse", cache,
+             "--no-public-sets"]
+        )  # fmt: skip
+        assert code == 0
+        results.append(json.loads(metrics.read_text()))
+    first, second = results
+    assert first["tagger"]["training_texts"] == 16  # the training set alone, not the calibration set
+    assert first["tagger"]["trained_on"] == [f"support={train}"]
+    assert first["tagger"]["tagger_key"] == second["tagger"]["tagger_key"]  # new labels, the same head
+    assert "forum" in first["tagger"]["thresholds"] and first["summary"]["domain"] == "forum"
+    assert first["summary"]["records"] == 6 and first["summary"]["detector_combination"]
