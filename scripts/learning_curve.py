@@ -81,7 +81,8 @@ def summary(metrics_path: Path) -> dict:
         "precision": s["precision"],
         "recall": s.get("tpr", s.get("recall")),
         "fpr": s["fpr"],
-        "combination": "+".join(s.get("detector_combination") or []),
+        "combination": s.get("detector_combination") or "",
+        "policy": s.get("policy"),
     }
 
 
