@@ -19,10 +19,12 @@ import numpy as np
 from curation.calibration import (
     POLICIES,
     Calibration,
+    CandidateResult,
     ScoredDoc,
     auroc,
     calibrate,
     char_metrics,
+    choose_policy,
     evaluate,
     finite_or_none,
     pooled,
@@ -301,7 +303,8 @@ def calibrated_signals(
 def calibrate_policies(
     cal_docs: list[ScoredDoc], policies: Sequence[str], collateral_budget: float, domain: str, progress=_log
 ) -> tuple[Calibration, dict[str, Calibration]]:
-    """Calibrate each masking policy on the domain's docs; the one with the best F1 and all of them."""
+    """Calibrate each masking policy on the domain's docs; the one the pipeline's rule picks (best F1, or
+    the detectors alone within one standard error of it: :func:`choose_policy`) and all of them."""
     cals: dict[str, Calibration] = {}
     chosen: Calibration | None = None
     for name in policies:
@@ -310,7 +313,17 @@ def calibrate_policies(
         if chosen is None or cal.point.metrics.f1 > chosen.point.metrics.f1:
             chosen = cal
     assert chosen is not None
+    detectors = cals.get("detectors")
+    if detectors is not None and chosen is not detectors:
+        rule = choose_policy(cal_docs, _as_candidate(chosen), _as_candidate(detectors), "max_f1", collateral_budget)
+        if rule["chosen"] == "detectors":
+            chosen = detectors
+        chosen.policy_rule = rule
     return chosen, cals
+
+
+def _as_candidate(cal: Calibration) -> CandidateResult:
+    return CandidateResult(cal.policy, cal.params, cal.point, cal.surprise_auroc)
 
 
 def run_eval(
@@ -432,6 +445,7 @@ def run_eval(
             "records": len(gold_docs),
             "detector_combination": "+".join(combination),
             "policy": chosen.policy,
+            "policy_rule": chosen.policy_rule,
             "params": chosen.params.name,
             "threshold": finite_or_none(chosen.point.threshold),
             "collateral_budget": collateral_budget,
