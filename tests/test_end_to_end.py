@@ -88,6 +88,8 @@ def test_release_has_card_manifest_and_verifiable_shards(e2e):
     assert verify_release(release) == []
     card = (release / "README.md").read_text()
     assert card.startswith("---\n") and "```yaml" in card
+    # the card says which policy the one-standard-error rule kept, and against what
+    assert "policy_rule" in card and "one standard error" in card, card[card.find("## Reference model"):][:1500]
     manifest = json.loads((release / "manifest.json").read_text())
     assert all(g["passed"] for g in manifest["gates"].values())
     rows = duckdb.sql(f"SELECT count(*) FROM read_parquet('{release}/data/surrogate/*.parquet')").fetchone()[0]

@@ -12,7 +12,14 @@ from datetime import UTC, datetime
 import numpy as np
 import polars as pl
 
-from curation.calibration import AppliedCalibration, Calibration, calibrate, evaluate, finite_or_none
+from curation.calibration import (
+    SELECTION_RULES,
+    AppliedCalibration,
+    Calibration,
+    calibrate,
+    evaluate,
+    finite_or_none,
+)
 from curation.config import CurationConfig
 from curation.signals import choose_combination, select_sources
 from curation.stages.documents import load_scored_docs
@@ -34,7 +41,14 @@ def calibration_input_digest(config: CurationConfig, warehouse: Warehouse, model
     h = hashlib.sha256()
     h.update(
         json.dumps(
-            [model_key, asdict(config.calibration), curation.__version__, config.calibration_domain], default=str
+            [
+                model_key,
+                asdict(config.calibration),
+                curation.__version__,
+                config.calibration_domain,
+                SELECTION_RULES,
+            ],
+            default=str,
         ).encode()
     )
     for row in warehouse.query("SELECT doc_id, sha256, split FROM validation_docs ORDER BY doc_id").iter_rows():

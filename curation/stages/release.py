@@ -74,6 +74,7 @@ def card_info(
             "per_kind_thresholds": {k: finite_or_none(v) for k, v in applied.per_kind_thresholds.items()},
             "objective": config.calibration.objective,
             "collateral_budget": config.calibration.collateral_budget,
+            **({"policy_rule": _policy_rule_line(summary["policy_rule"])} if summary.get("policy_rule") else {}),
         },
         validation_metrics={**(validation["metrics"] or {}), "auroc": validation["auroc"]},
         held_out_metrics={**(heldout["metrics"] or {}), "auroc": heldout["auroc"]},
@@ -145,3 +146,12 @@ def internal_release_tables(config: CurationConfig, warehouse: Warehouse) -> dic
             batch,
         )
     return tables
+
+
+def _policy_rule_line(rule: dict) -> str:
+    """The one-standard-error choice between the best threshold policy and the detectors alone, in words."""
+    metric, best, detectors = rule["metric"], rule["best"], rule["detectors"]
+    return (
+        f"{rule['chosen']} (best on calibration: {best['policy']} {metric} {best[metric]}, detectors alone "
+        f"{detectors[metric]}, one standard error {rule['standard_error']})"
+    )
