@@ -355,6 +355,12 @@ def ray_comparison(work: Path, setup: dict) -> dict:
         "ray_vs_local_time_ratio": round(on_ray["scoring_seconds"] / one["scoring_seconds"], 3),
         "ray_identical": same_results(local, work / "ray"),
         "ray_scoring_s": round(on_ray["scoring_seconds"], 1),
+        # where the Ray run's extra time goes (the local run loads its model in model_load_s too)
+        "ray_breakdown_s": {
+            key: on_ray["stage"].get(key)
+            for key in ("ray_connect_seconds", "actors_ready_seconds", "actor_model_load_seconds", "chunks_seconds")
+        },
+        "local_model_load_s": one["stage"].get("model_load_s"),
     }
 
 
@@ -435,6 +441,16 @@ def measure(n_docs: int = DEFAULT_DOCS, work: Path | None = None) -> dict:
         return result
 
 
+def ray_point(n_docs: int = DEFAULT_DOCS, work: Path | None = None) -> dict:
+    """`python -m benchmarks.scale --only-ray`: the local scoring run, then the same on a 2-node Ray cluster."""
+    with tempfile.TemporaryDirectory(prefix="curation-ray-") as tmp:
+        work = work or Path(tmp)
+        setup = prepare(work, n_docs)
+        one = run_child(project(work, "workers-1", setup, 1), "scoring")
+        (work / "workers-1" / "scoring.json").write_text(json.dumps(one))
+        return {"local_scoring_s": round(one["scoring_seconds"], 1), **ray_comparison(work, setup)}
+
+
 def scale_point(n_docs: int = DEFAULT_DOCS, scale: int = 10) -> dict:
     """`make bench-scale`: first run + re-run at 1x and at `scale`x: peak RSS and re-run scaling."""
     with tempfile.TemporaryDirectory(prefix="curation-scale-") as tmp:
@@ -478,6 +494,7 @@ def main() -> None:
     parser.add_argument("--docs", type=int, default=DEFAULT_DOCS, help="documents in the corpus (1x)")
     parser.add_argument("--scale", type=int, default=10, help="size of the scale point relative to --docs")
     parser.add_argument("--only-scale", action="store_true", help="only the RSS / re-run scaling point")
+    parser.add_argument("--only-ray", action="store_true", help="only the local vs Ray scoring comparison")
     parser.add_argument("--keep", type=Path, help="keep the work folders here (debugging)")
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -493,6 +510,9 @@ def main() -> None:
         return
     if args.keep:
         shutil.rmtree(args.keep, ignore_errors=True)
+    if args.only_ray:
+        print(json.dumps(ray_point(args.docs, args.keep)))
+        return
     print_result(measure(args.docs, args.keep))
 
 

@@ -36,11 +36,14 @@ def _actor_class():
         """One reference-model replica: loads the model once, scores chunks, returns Arrow tables."""
 
         def __init__(self, scoring: dict, with_hidden: bool, threads: int, tagger=None) -> None:
+            started = time.perf_counter()
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             from curation.scoring import ReferenceScorer
 
             self.scorer = ReferenceScorer(ScoringConfig(**scoring))
             self.scorer.concurrency = max(1, threads)
+            self.scorer.load()  # now: a chunk's time is then the model's, and a failed load shows at start
+            self.load_seconds = time.perf_counter() - started
             self.with_hidden = with_hidden or tagger is not None
             self.tagger = tagger  # applied in the same pass: tag probabilities leave the actor, states never
 
@@ -48,6 +51,10 @@ def _actor_class():
             import ray
 
             return ray.get_runtime_context().get_node_id()
+
+        def load_time(self) -> float:
+            """Seconds from the actor's constructor to a loaded model (imports included)."""
+            return self.load_seconds
 
         def score(self, chunk: list[tuple[str, str, bool]]) -> tuple[object, list, dict]:
             from curation.warehouse import token_scores_frame
@@ -154,7 +161,9 @@ def score_on_ray(
 
     if not chunks:
         return {"engine": "ray", "chunks": 0, "actors": 0, "resubmitted": 0}
+    begun = time.perf_counter()
     connect(config)
+    connected = time.perf_counter()
     actor_class = _actor_class()
     options = {"num_cpus": config.num_cpus, "num_gpus": config.num_gpus, "max_restarts": 0}
     if config.resources:
@@ -170,6 +179,8 @@ def score_on_ray(
 
     idle = started_actors([new_actor() for _ in range(n_actors)], config.actor_start_timeout_s)
     n_actors = len(idle)
+    ready_at = time.perf_counter()
+    load_seconds = max(ray.get([actor.load_time.remote() for actor in idle]))
     pending = deque(range(len(chunks)))
     attempts = [0] * len(chunks)
     inflight: dict = {}
@@ -212,12 +223,18 @@ def score_on_ray(
                 )
     for actor in idle:
         ray.kill(actor)
+    finished = time.perf_counter()
     return {
         "engine": "ray",
         "chunks": len(chunks),
         "actors": n_actors,
         "resubmitted": resubmitted,
         "tagger_in_pass": tagger is not None,
+        # where the engine's time goes: joining the cluster, actors up (process, imports, model), chunks
+        "ray_connect_seconds": round(connected - begun, 2),
+        "actors_ready_seconds": round(ready_at - connected, 2),
+        "actor_model_load_seconds": round(load_seconds, 2),
+        "chunks_seconds": round(finished - ready_at, 2),
     }
 
 
