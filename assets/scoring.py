@@ -127,6 +127,8 @@ def merge_shard_scores(
         "shards": first["n_shards"],
         "shard_seconds": [s["seconds"] for s in sorted(shards, key=lambda s: s["shard"])],
         "rows_merged": rows,
+        # the Ray engine's counters and where its time went (one shard runs the whole batch there)
+        **{k: v for shard in shards for k, v in shard.items() if k.startswith("ray_")},
     }
     record_summary(warehouse, config.batch_id, "reference_scores", summary)
     context.add_output_metadata(as_metadata(summary))

@@ -338,28 +338,39 @@ def workers_comparison(work: Path, setup: dict) -> dict:
     }
 
 
+RAY_BREAKDOWN = (
+    "ray_connect_seconds",
+    "ray_actors_ready_seconds",
+    "ray_actor_model_load_seconds",
+    "ray_chunks_seconds",
+)
+
+
 def ray_comparison(work: Path, setup: dict) -> dict:
     """The same scoring run on a 2-node Ray cluster of this machine (2 single-CPU actors) vs the local path
-    (`workers-1`, measured just before): time ratio, identical rows, and the hidden-state bytes the local
-    scoring pass left per token."""
+    (`workers-1`, measured just before): time ratio and identical rows, first with actors started for the
+    run (cold: process start, imports, model load), then again in a fresh project while the first run's
+    actors are still up (`engine.keep_actors_s`: warm, what a standing cluster's next batch pays)."""
     from benchmarks.ray_cluster import two_node_cluster
 
     local = work / "workers-1"
     with two_node_cluster() as (address, _):
-        engine = f"engine:\n  kind: ray\n  address: '{address}'\n  actors: 2\n  num_cpus: 1\n"
+        engine = f"engine:\n  kind: ray\n  address: '{address}'\n  actors: 2\n  num_cpus: 1\n  keep_actors_s: 300\n"
         on_ray = run_child(project(work, "ray", setup, 1, engine), "scoring")
-    if not on_ray["success"]:
-        raise RuntimeError("the scoring run on Ray failed")
+        warm = run_child(project(work, "ray-warm", setup, 1, engine), "scoring")
+    if not (on_ray["success"] and warm["success"]):
+        raise RuntimeError("a scoring run on Ray failed")
     one = json.loads((local / "scoring.json").read_text())
     return {
         "ray_vs_local_time_ratio": round(on_ray["scoring_seconds"] / one["scoring_seconds"], 3),
-        "ray_identical": same_results(local, work / "ray"),
+        "ray_identical": same_results(local, work / "ray") and same_results(local, work / "ray-warm"),
         "ray_scoring_s": round(on_ray["scoring_seconds"], 1),
-        # where the Ray run's extra time goes (the local run loads its model in model_load_s too)
-        "ray_breakdown_s": {
-            key: on_ray["stage"].get(key)
-            for key in ("ray_connect_seconds", "actors_ready_seconds", "actor_model_load_seconds", "chunks_seconds")
-        },
+        "ray_warm_vs_local_time_ratio": round(warm["scoring_seconds"] / one["scoring_seconds"], 3),
+        "ray_warm_scoring_s": round(warm["scoring_seconds"], 1),
+        "ray_warm_actors_reused": warm["stage"].get("ray_actors_reused"),
+        # where each Ray run's time goes (the local run loads its model inside its scoring time too)
+        "ray_breakdown_s": {key: on_ray["stage"].get(key) for key in RAY_BREAKDOWN},
+        "ray_warm_breakdown_s": {key: warm["stage"].get(key) for key in RAY_BREAKDOWN},
         "local_model_load_s": one["stage"].get("model_load_s"),
     }
 

@@ -387,6 +387,8 @@ def calibrate(
         rule = choose_policy(docs, winner, detectors[0], objective, collateral_budget)
         if rule["chosen"] == "detectors":
             winner, winner_sweep = detectors
+    elif detectors is not None:  # the detectors won outright: the record says so, with what they reached
+        rule = _outright_rule(detectors[0], objective)
     per_kind = _per_kind_thresholds(docs, winner, objective, collateral_budget, coverage_target, min_kind_docs)
     return Calibration(
         winner.policy,
@@ -450,6 +452,21 @@ def choose_policy(
         "detectors": {key: round(det_value, 4), "fpr": round(det_m.fpr, 4)},
         "standard_error": round(se_key, 4),
         "chosen": chosen,
+    }
+
+
+def _outright_rule(detectors: CandidateResult, objective: str) -> dict:
+    """The policy rule's record when no threshold policy beat the detectors on calibration at all."""
+    key = {"max_f1": "f1", "max_tpr_at_fpr": "tpr", "min_fpr_at_tpr": "tpr"}[objective]
+    m = detectors.point.metrics
+    value = {key: round(getattr(m, key), 4), "fpr": round(m.fpr, 4)}
+    return {
+        "rule": "one_standard_error",
+        "metric": key,
+        "best": {"policy": "detectors", "params": detectors.params.name, **value},
+        "detectors": value,
+        "standard_error": 0.0,
+        "chosen": "detectors",
     }
 
 

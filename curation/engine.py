@@ -33,9 +33,10 @@ def _actor_class():
 
     @ray.remote
     class ScoringActor:
-        """One reference-model replica: loads the model once, scores chunks, returns Arrow tables."""
+        """One reference-model replica: loads the model once, scores chunks, returns Arrow tables. With
+        ``keep_s`` > 0 it outlives the run and exits by itself after ``keep_s`` idle seconds."""
 
-        def __init__(self, scoring: dict, with_hidden: bool, threads: int, tagger=None) -> None:
+        def __init__(self, scoring: dict, threads: int, keep_s: float = 0.0) -> None:
             started = time.perf_counter()
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             from curation.scoring import ReferenceScorer
@@ -44,8 +45,20 @@ def _actor_class():
             self.scorer.concurrency = max(1, threads)
             self.scorer.load()  # now: a chunk's time is then the model's, and a failed load shows at start
             self.load_seconds = time.perf_counter() - started
-            self.with_hidden = with_hidden or tagger is not None
-            self.tagger = tagger  # applied in the same pass: tag probabilities leave the actor, states never
+            self.busy = False
+            self.last_used = time.monotonic()
+            if keep_s > 0:
+                import threading
+
+                threading.Thread(target=self._exit_when_idle, args=(keep_s,), daemon=True).start()
+
+        def _exit_when_idle(self, keep_s: float) -> None:
+            """A kept actor frees its CPU / GPU and memory once no batch used it for ``keep_s`` seconds (a
+            call racing the exit sees a dead actor, and its chunk is resubmitted like any other)."""
+            while True:
+                time.sleep(min(5.0, keep_s))
+                if not self.busy and time.monotonic() - self.last_used > keep_s:
+                    os._exit(0)
 
         def node(self) -> str:
             import ray
@@ -56,25 +69,51 @@ def _actor_class():
             """Seconds from the actor's constructor to a loaded model (imports included)."""
             return self.load_seconds
 
-        def score(self, chunk: list[tuple[str, str, bool]]) -> tuple[object, list, dict]:
+        def score(
+            self, chunk: list[tuple[str, str, bool]], with_hidden: bool, tagger=None
+        ) -> tuple[object, dict, dict]:
+            """Token scores of ``chunk`` as Arrow; with a ``tagger`` head its label probabilities from the same
+            pass (hidden states never leave), else the states themselves when ``with_hidden``."""
             from curation.warehouse import token_scores_frame
 
-            started = time.perf_counter()
-            scored = self.scorer.score_texts([text for _, text, _ in chunk], with_hidden=self.with_hidden)
-            new = [(sha, s) for (sha, _, needs), s in zip(chunk, scored, strict=True) if needs]
-            frame = token_scores_frame(self.scorer.model_key, [sha for sha, _ in new], [s for _, s in new])
-            shas = [sha for sha, _, _ in chunk]
-            if self.tagger is not None:
-                probs = self.tagger.predict_many([s.hidden for s in scored])
-                out = {"probs": list(zip(shas, probs, strict=True))}
-            elif self.with_hidden:
-                out = {"hidden": [(sha, s.hidden) for sha, s in zip(shas, scored, strict=True)]}
-            else:
-                out = {}
-            stats = {"tokens": int(sum(s.n_tokens for s in scored)), "seconds": time.perf_counter() - started}
-            return frame.to_arrow(), out, stats
+            self.busy = True
+            try:
+                started = time.perf_counter()
+                with_hidden = with_hidden or tagger is not None
+                scored = self.scorer.score_texts([text for _, text, _ in chunk], with_hidden=with_hidden)
+                new = [(sha, s) for (sha, _, needs), s in zip(chunk, scored, strict=True) if needs]
+                frame = token_scores_frame(self.scorer.model_key, [sha for sha, _ in new], [s for _, s in new])
+                shas = [sha for sha, _, _ in chunk]
+                if tagger is not None:
+                    out = {"probs": list(zip(shas, tagger.predict_many([s.hidden for s in scored]), strict=True))}
+                elif with_hidden:
+                    out = {"hidden": [(sha, s.hidden) for sha, s in zip(shas, scored, strict=True)]}
+                else:
+                    out = {}
+                stats = {"tokens": int(sum(s.n_tokens for s in scored)), "seconds": time.perf_counter() - started}
+                return frame.to_arrow(), out, stats
+            finally:
+                self.busy = False
+                self.last_used = time.monotonic()
 
     return ScoringActor
+
+
+def pool_key(scoring: ScoringConfig, config: EngineConfig) -> str:
+    """What a kept actor must share with the run that reuses it: the scoring settings, the actor's shape and
+    the code it runs (a changed library starts new actors instead of scoring with the old one)."""
+    import hashlib
+    import json
+    from pathlib import Path
+
+    digest = hashlib.sha256()
+    shape = [asdict(scoring), config.num_cpus, config.num_gpus, sorted(config.resources)]
+    digest.update(json.dumps(shape, sort_keys=True, default=str).encode())
+    for module in ("scoring", "engine", "tagger", "warehouse", "windows"):
+        source = Path(__file__).with_name(f"{module}.py")
+        if source.exists():
+            digest.update(source.read_bytes())
+    return digest.hexdigest()[:16]
 
 
 def connect(config: EngineConfig) -> None:
@@ -82,7 +121,10 @@ def connect(config: EngineConfig) -> None:
     import ray
 
     if ray.is_initialized():
-        return
+        wanted = config.address if config.address not in ("", "auto") else None
+        if wanted is None or ray.get_runtime_context().gcs_address == wanted:
+            return
+        ray.shutdown()  # this process last joined another cluster (a long-lived process, a test session)
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     address = config.address or None
     try:
@@ -112,6 +154,17 @@ def _resources(config: EngineConfig) -> dict[str, float]:
 
 
 STARTUP_GRACE_S = 30.0
+
+
+def _alive(name: str) -> bool:
+    """Whether a kept actor of that name is up on the cluster."""
+    import ray
+
+    try:
+        ray.get_actor(name, namespace="curation")
+    except ValueError:
+        return False
+    return True
 
 
 def started_actors(actors: list, timeout_s: float) -> list:
@@ -168,19 +221,26 @@ def score_on_ray(
     options = {"num_cpus": config.num_cpus, "num_gpus": config.num_gpus, "max_restarts": 0}
     if config.resources:
         options["resources"] = _resources(config)
+    keep = config.keep_actors_s > 0
+    key = pool_key(scoring, config) if keep else ""
     flat = [item for chunk in chunks for item in chunk]
     size = max(1, config.chunk_docs)
     chunks = [flat[i : i + size] for i in range(0, len(flat), size)]
     n_actors = max(1, min(config.actors, len(chunks)))
     threads = max(1, int(config.num_cpus))
 
-    def new_actor():
-        return actor_class.options(**options).remote(asdict(scoring), with_hidden, threads, tagger)
+    def new_actor(index: int):
+        if not keep:
+            return actor_class.options(**options).remote(asdict(scoring), threads)
+        named = {"name": f"curation-scorer-{key}-{index}", "lifetime": "detached", "get_if_exists": True}
+        return actor_class.options(**options, **named).remote(asdict(scoring), threads, config.keep_actors_s)
 
-    idle = started_actors([new_actor() for _ in range(n_actors)], config.actor_start_timeout_s)
+    reused = sum(_alive(f"curation-scorer-{key}-{i}") for i in range(n_actors)) if keep else 0
+    idle = started_actors([new_actor(i) for i in range(n_actors)], config.actor_start_timeout_s)
     n_actors = len(idle)
     ready_at = time.perf_counter()
     load_seconds = max(ray.get([actor.load_time.remote() for actor in idle]))
+    head = ray.put(tagger) if tagger is not None else None  # shipped once per run, resolved in each call
     pending = deque(range(len(chunks)))
     attempts = [0] * len(chunks)
     inflight: dict = {}
@@ -190,7 +250,7 @@ def score_on_ray(
         while idle and pending:
             actor, index = idle.pop(), pending.popleft()
             attempts[index] += 1
-            inflight[actor.score.remote(list(chunks[index]))] = (actor, index)
+            inflight[actor.score.remote(list(chunks[index]), with_hidden, head)] = (actor, index)
         ready, _ = ray.wait(list(inflight), num_returns=1, timeout=30.0)
         for ref in ready:
             actor, index = inflight.pop(ref)
@@ -207,7 +267,7 @@ def score_on_ray(
                 if progress:
                     progress(f"scoring on ray: an actor died ({type(exc).__name__}); chunk {index + 1} resubmitted")
                 if not idle and not inflight:  # every actor gone: start one wherever the cluster has room
-                    idle = started_actors([new_actor()], config.actor_start_timeout_s)
+                    idle = started_actors([new_actor(0)], config.actor_start_timeout_s)
                 continue
             write(table, hidden)  # the chunk's extras: tag probabilities or hidden states
             idle.append(actor)
@@ -221,17 +281,19 @@ def score_on_ray(
                     f"scoring on ray: {done_chunks}/{len(chunks)} chunks, {done_tokens:,} tokens, {rate:.0f} tokens/s, "
                     f"{n_actors} actors"
                 )
-    for actor in idle:
-        ray.kill(actor)
+    if not keep:
+        for actor in idle:
+            ray.kill(actor)
     finished = time.perf_counter()
     return {
         "engine": "ray",
         "chunks": len(chunks),
         "actors": n_actors,
         "resubmitted": resubmitted,
+        "actors_reused": reused,
         "tagger_in_pass": tagger is not None,
         # where the engine's time goes: joining the cluster, actors up (process, imports, model), chunks
-        "ray_connect_seconds": round(connected - begun, 2),
+        "connect_seconds": round(connected - begun, 2),
         "actors_ready_seconds": round(ready_at - connected, 2),
         "actor_model_load_seconds": round(load_seconds, 2),
         "chunks_seconds": round(finished - ready_at, 2),

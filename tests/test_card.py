@@ -246,3 +246,16 @@ def test_card_says_what_the_chosen_combination_leaves_open() -> None:
     assert "home" not in card
     none = render_card(CardInfo(pretty_name="x", tagger={"dropped_by_combination": dropped_summary([])}))
     assert "the combination drops none" in none
+
+
+def test_policy_rule_line_says_what_was_weighed_or_that_nothing_was():
+    from curation.stages.release import _policy_rule_line
+
+    weighed = {
+        "rule": "one_standard_error", "metric": "f1", "chosen": "detectors", "standard_error": 0.0004,
+        "best": {"policy": "union", "params": "p", "f1": 0.9971, "fpr": 0.0}, "detectors": {"f1": 0.9967, "fpr": 0.0},
+    }  # fmt: skip
+    line = _policy_rule_line(weighed)
+    assert line.startswith("detectors (best on calibration: union f1 0.9971") and "one standard error 0.0004" in line
+    outright = {**weighed, "best": {"policy": "detectors", "params": "p", "f1": 0.98, "fpr": 0.01}, "standard_error": 0}
+    assert "outright: f1 0.98" in _policy_rule_line(outright)

@@ -18,6 +18,7 @@ from tests.conftest import run_job, write_project
 
 pytestmark = [pytest.mark.heavy, pytest.mark.slow]
 
+
 @pytest.fixture()
 def ray_cluster():
     """A head node and a worker node (resource `worker_node`), 1 CPU each; yields (address, worker pids)."""
@@ -115,7 +116,8 @@ def test_ray_engine_equals_the_local_path_and_survives_a_killed_worker_node(ray_
         while time.monotonic() < deadline and not done.is_set():
             titles = [" ".join(p.info["cmdline"] or []) for p in psutil.process_iter(["cmdline"])]
             actors = [t for t in titles if "ScoringActor" in t]
-            if len(actors) >= 2:
+            # both up (models loaded in their constructors) and chunks being scored
+            if len(actors) >= 2 and any("ScoringActor.score" in t for t in actors):
                 time.sleep(2.0)
                 doomed = set(worker_pids)
                 for pid in worker_pids:
@@ -137,3 +139,41 @@ def test_ray_engine_equals_the_local_path_and_survives_a_killed_worker_node(ray_
     assert killed_at, "the worker node was never killed: no two scoring actors were seen"
     assert "release" in _materialized(result)
     assert _facts(killed) == expected
+
+
+def _kept_actors(address: str) -> int:
+    """How many kept scoring actors are up on the cluster, asked from a process of its own."""
+    import subprocess
+    import sys
+
+    code = (
+        f"import ray; ray.init(address={address!r}, log_to_driver=False, configure_logging=False); "
+        "print(sum(a['name'].startswith('curation-scorer-') for a in ray.util.list_named_actors(all_namespaces=True)))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    return int(out.stdout.strip().splitlines()[-1])
+
+
+def test_kept_actors_score_the_next_batch_identically_and_exit_when_idle(ray_cluster, tmp_path, monkeypatch):
+    address, _ = ray_cluster
+    monkeypatch.setenv("CURATION_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("CURATION_HMAC_KEY", "ab" * 32)
+    engine = _engine(address) + "  keep_actors_s: 20\n"
+    first = _project(tmp_path / "first", engine)
+    assert "release" in _materialized(run_job(first))
+    assert _summary(first, "reference_scores")["ray_actors_reused"] == 0
+    assert _kept_actors(address) == 2  # still up after the run
+
+    second = _project(tmp_path / "second", engine)
+    shutil.rmtree(tmp_path / "cache", ignore_errors=True)
+    assert "release" in _materialized(run_job(second))
+    summary = _summary(second, "reference_scores")
+    assert summary["ray_actors_reused"] == 2 and summary["ray_actors"] == 2
+    assert summary["ray_actor_model_load_seconds"] > 0  # the load the first run paid, reported again
+    facts = _facts(second)
+    assert facts["token_scores"] and facts == _facts(first)
+
+    deadline = time.monotonic() + 90
+    while _kept_actors(address) and time.monotonic() < deadline:
+        time.sleep(3)
+    assert _kept_actors(address) == 0, "kept actors did not exit after keep_actors_s idle"

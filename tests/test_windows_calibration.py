@@ -141,3 +141,11 @@ def test_policy_rule_keeps_the_detectors_within_one_standard_error_of_the_best()
     better = calibrate(halves, candidates=params)
     assert better.policy in ("union", "residual") and better.policy_rule["chosen"] == better.policy
     assert better.point.metrics.f1 == 1.0 and better.policy_rule["detectors"]["f1"] < 0.7
+
+    # Detectors that find every span exactly, surprise only on clean text: they win outright, and the
+    # record (the card's policy_rule row) says so rather than being left out.
+    exact = [_policy_doc(i, [(5, 15)], [(5, 15)], [(30, 32)]) for i in range(10)]
+    outright = calibrate(exact, candidates=params)
+    assert outright.policy == "detectors" and outright.policy_rule["best"]["policy"] == "detectors"
+    assert outright.policy_rule["chosen"] == "detectors" and outright.policy_rule["standard_error"] == 0.0
+    assert outright.policy_rule["detectors"]["f1"] == 1.0

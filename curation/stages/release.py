@@ -151,6 +151,11 @@ def internal_release_tables(config: CurationConfig, warehouse: Warehouse) -> dic
 def _policy_rule_line(rule: dict) -> str:
     """The one-standard-error choice between the best threshold policy and the detectors alone, in words."""
     metric, best, detectors = rule["metric"], rule["best"], rule["detectors"]
+    if best["policy"] == rule["chosen"] == "detectors":
+        return (
+            f"detectors (best on calibration outright: {metric} {best[metric]}; no threshold policy reached "
+            "it, so the one standard error rule had nothing to weigh)"
+        )
     return (
         f"{rule['chosen']} (best on calibration: {best['policy']} {metric} {best[metric]}, detectors alone "
         f"{detectors[metric]}, one standard error {rule['standard_error']})"
