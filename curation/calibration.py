@@ -28,7 +28,7 @@ POLICIES = ("detectors", "surprise", "union", "residual")
 OBJECTIVES = ("max_f1", "max_tpr_at_fpr", "min_fpr_at_tpr")
 # How calibration chooses among its candidates; part of a stored calibration's input digest, so a rule
 # change recalibrates instead of reusing a choice the old rule made.
-SELECTION_RULES = "combination:one-se-max-recall;policy:one-se-detectors"
+SELECTION_RULES = "combination:one-se-max-recall;policy:one-se-detectors;surprise-transfer-measured"
 
 
 @dataclass(frozen=True)

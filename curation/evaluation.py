@@ -31,7 +31,7 @@ from curation.calibration import (
 )
 from curation.config import MaskingConfig, bundled
 from curation.labeled import LabeledRecord, load_labeled
-from curation.masking import combine, surprise_spans
+from curation.masking import combine, surprise_added_fraction, surprise_spans, surprise_transfer
 from curation.scoring import ReferenceScorer, ScoringConfig
 from curation.signals import choose_combination, credsweeper_spans, select_sources
 from curation.spans import Span, char_mask
@@ -397,6 +397,14 @@ def run_eval(
     if not use_detectors and not use_tagger:
         policies = ("surprise",)
     chosen, cals = calibrate_policies(cal_docs, policies, collateral_budget, domain, progress)
+    policy_rule, transfer = chosen.policy_rule, None
+    if chosen.policy != "detectors" and "detectors" in cals:  # the pipeline's label-free check, on GOLD's texts
+        added = surprise_added_fraction(cal_docs, chosen), surprise_added_fraction(gold_docs, chosen)
+        fpr = chosen.point.metrics.fpr
+        transfer = {**surprise_transfer(*added, collateral_budget, fpr), "calibrated_policy": chosen.policy}
+        if not transfer["held"]:
+            chosen = cals["detectors"]
+        transfer["applied_policy"] = chosen.policy
     per_policy = {
         name: {
             "params": cal.params.name,
@@ -445,7 +453,8 @@ def run_eval(
             "records": len(gold_docs),
             "detector_combination": "+".join(combination),
             "policy": chosen.policy,
-            "policy_rule": chosen.policy_rule,
+            "policy_rule": policy_rule,
+            "surprise_transfer": transfer,
             "params": chosen.params.name,
             "threshold": finite_or_none(chosen.point.threshold),
             "collateral_budget": collateral_budget,

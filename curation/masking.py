@@ -32,6 +32,43 @@ def surprise_spans(doc: ScoredDoc, calibration: AppliedCalibration) -> list[Span
     return trim_whitespace(doc.text, spans)
 
 
+def surprise_added_fraction(docs: Sequence[ScoredDoc], calibration: AppliedCalibration) -> float:
+    """Share of the characters outside detector spans that the policy's surprise part masks: needs no
+    labels, so it can be measured on the batch the calibration is applied to."""
+    added = outside = 0
+    for doc in docs:
+        n = len(doc.text)
+        detected = np.zeros(n, dtype=bool)
+        for span in doc.detected:
+            detected[span.start : span.end] = True
+        surprising = np.zeros(n, dtype=bool)
+        for span in surprise_spans(doc, calibration):
+            surprising[span.start : span.end] = True
+        added += int(np.sum(surprising & ~detected))
+        outside += int(np.sum(~detected))
+    return added / outside if outside else 0.0
+
+
+def surprise_transfer(
+    calibration_fraction: float, batch_fraction: float, collateral_budget: float, calibrated_fpr: float
+) -> dict:
+    """Whether a surprise threshold carried over to a batch, judged without labels.
+
+    Calibration chose the threshold at collateral ``calibrated_fpr`` (within ``collateral_budget``) while
+    its surprise part masked ``calibration_fraction`` of the text outside detector spans. On the batch,
+    whatever surprise masks beyond that fraction may all be collateral; the threshold held if even then
+    the collateral stays within budget. When it does not, the labeled documents were not like the batch
+    (too few, or picked as the ones the tagger was least sure of)."""
+    limit = calibration_fraction + max(0.0, collateral_budget - calibrated_fpr)
+    return {
+        "calibration_added_fraction": round(calibration_fraction, 4),
+        "batch_added_fraction": round(batch_fraction, 4),
+        "calibrated_fpr": round(calibrated_fpr, 4),
+        "limit": round(limit, 4),
+        "held": batch_fraction <= limit,
+    }
+
+
 def trim_whitespace(text: str, spans: Sequence[Span]) -> list[Span]:
     """Drop leading/trailing whitespace from spans (BPE tokens carry their leading space)."""
     out = []

@@ -259,3 +259,17 @@ def test_policy_rule_line_says_what_was_weighed_or_that_nothing_was():
     assert line.startswith("detectors (best on calibration: union f1 0.9971") and "one standard error 0.0004" in line
     outright = {**weighed, "best": {"policy": "detectors", "params": "p", "f1": 0.98, "fpr": 0.01}, "standard_error": 0}
     assert "outright: f1 0.98" in _policy_rule_line(outright)
+
+
+def test_transfer_line_says_when_the_surprise_threshold_fell_back():
+    from curation.stages.release import _transfer_line
+
+    failed = {
+        "calibration_added_fraction": 0.008, "batch_added_fraction": 0.2429, "calibrated_fpr": 0.0099,
+        "limit": 0.0281, "held": False, "calibrated_policy": "union", "applied_policy": "detectors",
+    }  # fmt: skip
+    line = _transfer_line(failed)
+    assert line.startswith("did not hold, so union fell back to detectors") and "24.29%" in line
+    assert "curation label export" in line
+    held = _transfer_line({**failed, "held": True, "batch_added_fraction": 0.01})
+    assert held.startswith("held: surprise masks 1.00%")

@@ -158,7 +158,8 @@ def test_kept_actors_score_the_next_batch_identically_and_exit_when_idle(ray_clu
     address, _ = ray_cluster
     monkeypatch.setenv("CURATION_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("CURATION_HMAC_KEY", "ab" * 32)
-    engine = _engine(address) + "  keep_actors_s: 20\n"
+    # longer than a run's gap between its two scoring steps (the tagger trains in between)
+    engine = _engine(address) + "  keep_actors_s: 90\n"
     first = _project(tmp_path / "first", engine)
     assert "release" in _materialized(run_job(first))
     assert _summary(first, "reference_scores")["ray_actors_reused"] == 0
@@ -173,7 +174,7 @@ def test_kept_actors_score_the_next_batch_identically_and_exit_when_idle(ray_clu
     facts = _facts(second)
     assert facts["token_scores"] and facts == _facts(first)
 
-    deadline = time.monotonic() + 90
+    deadline = time.monotonic() + 180
     while _kept_actors(address) and time.monotonic() < deadline:
         time.sleep(3)
     assert _kept_actors(address) == 0, "kept actors did not exit after keep_actors_s idle"

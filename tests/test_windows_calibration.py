@@ -149,3 +149,27 @@ def test_policy_rule_keeps_the_detectors_within_one_standard_error_of_the_best()
     assert outright.policy == "detectors" and outright.policy_rule["best"]["policy"] == "detectors"
     assert outright.policy_rule["chosen"] == "detectors" and outright.policy_rule["standard_error"] == 0.0
     assert outright.policy_rule["detectors"]["f1"] == 1.0
+
+
+def test_a_surprise_threshold_that_does_not_carry_over_to_the_batch_falls_back_to_the_detectors():
+    """Calibrated where surprise finds the detectors' misses and nothing else; a batch where the same
+    threshold fires on a quarter of the clean text cannot have kept the collateral: detectors alone."""
+    from curation.calibration import SurpriseParams, calibrate
+    from curation.masking import surprise_added_fraction
+    from curation.stages.masking import checked_transfer
+
+    params = [SurpriseParams(WindowSpec("fixed", 1, 1, "mean_nll"), "global", 1)]
+    labeled = [_policy_doc(i, [(5, 15)], [(5, 10)], [(10, 15)]) for i in range(10)]
+    calibration = calibrate(labeled, policies=("detectors", "union"), candidates=params)
+    assert calibration.policy == "union"
+    summary = {**calibration.to_dict(), "surprise_added_fraction": surprise_added_fraction(labeled, calibration)}
+    applied = calibration.applied(calibration.to_dict())
+
+    alike = [_policy_doc(i, [], [(5, 10)], [(10, 15)]) for i in range(10)]  # labels unknown: none passed
+    kept, held = checked_transfer(applied, summary, alike, 0.03)
+    assert kept.policy == "union" and held["held"] and held["applied_policy"] == "union"
+
+    unlike = [_policy_doc(i, [], [(5, 10)], [(10, 15), (20, 30)]) for i in range(10)]
+    fallback, failed = checked_transfer(applied, summary, unlike, 0.03)
+    assert fallback.policy == "detectors" and not failed["held"]
+    assert failed["batch_added_fraction"] > failed["limit"] and failed["calibrated_policy"] == "union"

@@ -21,6 +21,7 @@ from curation.calibration import (
     finite_or_none,
 )
 from curation.config import CurationConfig
+from curation.masking import surprise_added_fraction
 from curation.signals import choose_combination, select_sources
 from curation.stages.documents import load_scored_docs
 from curation.warehouse import VALIDATION, Warehouse
@@ -101,6 +102,9 @@ def calibrate_stage(config: CurationConfig, warehouse: Warehouse, model_key: str
         "domain": config.calibration_domain,
         "detector_combination": list(combination),
         "detector_combinations": combinations,
+        # what the surprise part masks beyond the detectors on the calibration documents: the label-free
+        # yardstick each batch's masking compares its own against (masking.surprise_transfer)
+        "surprise_added_fraction": round(surprise_added_fraction(calib_docs, calibration), 6),
     }
     point = calibration.point
     warehouse.append(

@@ -5,14 +5,22 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 from collections.abc import Sequence
 
 import polars as pl
 
-from curation.calibration import ScoredDoc
+from curation.calibration import AppliedCalibration, ScoredDoc
 from curation.config import CurationConfig
 from curation.identities import IdentityReport, mask_name_variants
-from curation.masking import combine, propagate_duplicates, redact, surprise_spans
+from curation.masking import (
+    combine,
+    propagate_duplicates,
+    redact,
+    surprise_added_fraction,
+    surprise_spans,
+    surprise_transfer,
+)
 from curation.signals import dropped_spans, dropped_summary, select_sources
 from curation.spans import Span, char_mask, merge
 from curation.stages.calibration import current_calibration
@@ -64,6 +72,7 @@ def mask_stage(config: CurationConfig, warehouse: Warehouse, model_key: str) -> 
     scope_rows = warehouse.query("SELECT doc_id, scope_id FROM documents WHERE batch_id = ?", [config.batch_id])
     scope_of = dict(scope_rows.iter_rows())
     texts = {d.doc_id: d.text for d in docs}
+    applied, transfer = checked_transfer(applied, stored_summary, docs, config.calibration.collateral_budget)
     selected = {d.doc_id: combine(applied.policy, d.detected, surprise_spans(d, applied)) for d in docs}
     automatic_recall = supplied_label_recall(docs, selected)
     if config.masking.mask_supplied_labels:
@@ -100,6 +109,7 @@ def mask_stage(config: CurationConfig, warehouse: Warehouse, model_key: str) -> 
     summary = {
         "calibration_id": calibration_id,
         "policy": applied.policy,
+        "surprise_transfer": transfer,
         "documents": len(docs),
         "mask_spans": len(rows),
         "masked_chars": masked_chars,
@@ -114,6 +124,25 @@ def mask_stage(config: CurationConfig, warehouse: Warehouse, model_key: str) -> 
     }
     record_summary(warehouse, config.batch_id, "mask_spans", summary)
     return summary
+
+
+def checked_transfer(
+    applied: AppliedCalibration, stored_summary: dict, docs: Sequence[ScoredDoc], collateral_budget: float
+) -> tuple[AppliedCalibration, dict | None]:
+    """The calibration to apply to this batch: a surprise policy whose threshold did not carry over
+    (``masking.surprise_transfer``: it masks far more of the batch's other text than of the calibration
+    documents') falls back to the detectors alone, and the summary says so; the card prints it."""
+    reference = stored_summary.get("surprise_added_fraction")
+    if applied.policy == "detectors" or reference is None:
+        return applied, None
+    calibrated_fpr = float(stored_summary.get("operating_point", {}).get("fpr") or 0.0)
+    transfer = surprise_transfer(reference, surprise_added_fraction(docs, applied), collateral_budget, calibrated_fpr)
+    transfer["calibrated_policy"] = applied.policy
+    if transfer["held"]:
+        transfer["applied_policy"] = applied.policy
+        return applied, transfer
+    transfer["applied_policy"] = "detectors"
+    return AppliedCalibration("detectors", applied.params, math.inf, {}), transfer
 
 
 def supplied_label_recall(docs: Sequence[ScoredDoc], selected: dict[str, list[Span]]) -> float | None:

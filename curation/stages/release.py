@@ -75,6 +75,11 @@ def card_info(
             "objective": config.calibration.objective,
             "collateral_budget": config.calibration.collateral_budget,
             **({"policy_rule": _policy_rule_line(summary["policy_rule"])} if summary.get("policy_rule") else {}),
+            **(
+                {"surprise_transfer": _transfer_line(mask_summary["surprise_transfer"])}
+                if mask_summary.get("surprise_transfer")
+                else {}
+            ),
         },
         validation_metrics={**(validation["metrics"] or {}), "auroc": validation["auroc"]},
         held_out_metrics={**(heldout["metrics"] or {}), "auroc": heldout["auroc"]},
@@ -146,6 +151,20 @@ def internal_release_tables(config: CurationConfig, warehouse: Warehouse) -> dic
             batch,
         )
     return tables
+
+
+def _transfer_line(transfer: dict) -> str:
+    """Whether the surprise threshold carried over to this batch (label-free), in words."""
+    measured = (
+        f"surprise masks {transfer['batch_added_fraction']:.2%} of this batch's text outside detector spans, "
+        f"{transfer['calibration_added_fraction']:.2%} of the calibration documents' (limit {transfer['limit']:.2%})"
+    )
+    if transfer["held"]:
+        return f"held: {measured}"
+    return (
+        f"did not hold, so {transfer['calibrated_policy']} fell back to {transfer['applied_policy']}: {measured}; "
+        "label documents of this batch (`curation label export`) to calibrate on text like it"
+    )
 
 
 def _policy_rule_line(rule: dict) -> str:
