@@ -84,6 +84,8 @@ def test_sweep_keeps_a_live_run_and_reclaims_a_killed_one(tmp_path: Path) -> Non
     script = tmp_path / "holder.py"
     script.write_text(HOLDER, encoding="utf-8")
     start = dict(env=_env(home), cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        instance.get_runs(limit=1)  # the fresh SQLite storages are created here, not by two processes at once
     first = subprocess.Popen([sys.executable, str(script), "600"], start_new_session=True, **start)
     try:
         with dg.DagsterInstance.from_config(str(home)) as instance:
