@@ -58,7 +58,11 @@ def _actor_class():
             while True:
                 time.sleep(min(5.0, keep_s))
                 if not self.busy and time.monotonic() - self.last_used > keep_s:
-                    os._exit(0)
+                    import ray
+
+                    # an intended exit (ray.kill), which Ray does not report as a crash
+                    ray.kill(ray.get_runtime_context().current_actor, no_restart=True)
+                    return
 
         def node(self) -> str:
             import ray

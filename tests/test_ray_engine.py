@@ -174,12 +174,13 @@ def test_kept_actors_score_the_next_batch_identically_and_exit_when_idle(ray_clu
     facts = _facts(second)
     assert facts["token_scores"] and facts == _facts(first)
 
-    # An actor kept for 5 idle seconds (another shape: half a CPU, so its own pool) exits by itself.
+    # An actor kept for 5 idle seconds exits by itself (another shape, so its own pool: no CPU of its own,
+    # since the two kept actors hold both of the cluster's).
     from curation.config import EngineConfig
     from curation.engine import score_on_ray
     from curation.scoring import ScoringConfig
 
-    short = EngineConfig(kind="ray", address=address, actors=1, num_cpus=0.5, keep_actors_s=5)
+    short = EngineConfig(kind="ray", address=address, actors=1, num_cpus=0, keep_actors_s=5)
     rows = []
     score_on_ray(short, ScoringConfig(), [[("a" * 64, "Call Dana at 555-0100.", True)]], lambda t, _: rows.append(t))
     assert rows and rows[0].num_rows > 0
