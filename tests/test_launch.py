@@ -44,7 +44,14 @@ def test_sigterm_on_curation_run_ends_the_launched_run(tiny_project, tmp_path):
             break
         assert time.time() < deadline, "".join(lines)
     assert proc.poll() is None, "".join(lines)
-    time.sleep(5)  # the run worker is executing steps now
+    # as soon as the run worker executes steps (a tiny batch can finish within seconds of that)
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        started = time.time() + 120
+        while time.time() < started and not any(
+            r.status == dg.DagsterRunStatus.STARTED for r in instance.get_runs(limit=1)
+        ):
+            time.sleep(0.2)
+    time.sleep(1.0)
     proc.send_signal(signal.SIGTERM)
     out, _ = proc.communicate(timeout=180)
     lines.append(out)
