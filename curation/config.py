@@ -149,7 +149,8 @@ class EngineConfig:
     max_chunk_retries: int = 3  # resubmissions of a chunk whose actor died
     actor_start_timeout_s: float = 180.0  # actors not up by then (no room on the cluster) are not used
     # Seconds the model actors stay up, idle, after a run (named, detached; the next batch with the same
-    # model, code and actor shape reuses them and pays no process start or model load); 0 = killed at the end
+    # model, code and actor shape reuses them and pays no process start or model load); 0 = killed at the end.
+    # Kept actors reserve no CPUs (an idle one would starve the detection tasks), only GPUs
     keep_actors_s: float = 0.0
 
 

@@ -227,6 +227,11 @@ def score_on_ray(
         options["resources"] = _resources(config)
     keep = config.keep_actors_s > 0
     key = pool_key(scoring, config) if keep else ""
+    if keep:
+        # An idle kept actor must not hold CPUs: the detection tasks (and anything else on the cluster)
+        # would wait for them until the actor times out. Kept actors reserve none and are spread over
+        # the nodes instead; their calls still run `num_cpus` threads. GPUs stay reserved.
+        options.update({"num_cpus": 0, "scheduling_strategy": "SPREAD"})
     flat = [item for chunk in chunks for item in chunk]
     size = max(1, config.chunk_docs)
     chunks = [flat[i : i + size] for i in range(0, len(flat), size)]

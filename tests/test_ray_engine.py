@@ -162,7 +162,8 @@ def test_kept_actors_score_the_next_batch_identically_and_exit_when_idle(ray_clu
     engine = _engine(address) + "  keep_actors_s: 900\n"
     first = _project(tmp_path / "first", engine)
     assert "release" in _materialized(run_job(first))
-    assert _summary(first, "reference_scores")["ray_actors_reused"] == 0
+    assert _summary(first, "validation_scores")["actors_reused"] == 0  # the run's first scoring step starts them
+    assert _summary(first, "reference_scores")["ray_actors_reused"] == 2  # its second finds them up
     assert _kept_actors(address) == 2  # still up after the run
 
     second = _project(tmp_path / "second", engine)
