@@ -13,7 +13,7 @@ import numpy as np
 
 from curation.calibration import AppliedCalibration, ScoredDoc, doc_char_scores
 from curation.matching import ValueFinder
-from curation.spans import SURPRISE, Span, blanked, merge, spans_from_mask, subtract
+from curation.spans import SURPRISE, Span, blanked, char_mask, merge, spans_from_mask, subtract
 
 PROPAGATION_SCOPES = ("document", "scope", "batch")
 
@@ -32,19 +32,20 @@ def surprise_spans(doc: ScoredDoc, calibration: AppliedCalibration) -> list[Span
     return trim_whitespace(doc.text, spans)
 
 
-def surprise_added_fraction(docs: Sequence[ScoredDoc], calibration: AppliedCalibration) -> float:
+def surprise_added_fraction(
+    docs: Sequence[ScoredDoc],
+    calibration: AppliedCalibration,
+    surprising: Mapping[str, Sequence[Span]] | None = None,
+) -> float:
     """Share of the characters outside detector spans that the policy's surprise part masks: needs no
-    labels, so it can be measured on the batch the calibration is applied to."""
+    labels, so it can be measured on the batch the calibration is applied to. ``surprising`` (doc id ->
+    :func:`surprise_spans`) reuses spans the caller computed already."""
     added = outside = 0
     for doc in docs:
         n = len(doc.text)
-        detected = np.zeros(n, dtype=bool)
-        for span in doc.detected:
-            detected[span.start : span.end] = True
-        surprising = np.zeros(n, dtype=bool)
-        for span in surprise_spans(doc, calibration):
-            surprising[span.start : span.end] = True
-        added += int(np.sum(surprising & ~detected))
+        detected = np.array(char_mask(doc.detected, n), dtype=bool)
+        spans = surprising[doc.doc_id] if surprising is not None else surprise_spans(doc, calibration)
+        added += int(np.sum(np.array(char_mask(spans, n), dtype=bool) & ~detected))
         outside += int(np.sum(~detected))
     return added / outside if outside else 0.0
 

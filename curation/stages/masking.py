@@ -72,8 +72,10 @@ def mask_stage(config: CurationConfig, warehouse: Warehouse, model_key: str) -> 
     scope_rows = warehouse.query("SELECT doc_id, scope_id FROM documents WHERE batch_id = ?", [config.batch_id])
     scope_of = dict(scope_rows.iter_rows())
     texts = {d.doc_id: d.text for d in docs}
-    applied, transfer = checked_transfer(applied, stored_summary, docs, config.calibration.collateral_budget)
-    selected = {d.doc_id: combine(applied.policy, d.detected, surprise_spans(d, applied)) for d in docs}
+    surprising = {d.doc_id: surprise_spans(d, applied) for d in docs}  # once: the check and the masks use them
+    budget = config.calibration.collateral_budget
+    applied, transfer = checked_transfer(applied, stored_summary, docs, budget, surprising)
+    selected = {d.doc_id: combine(applied.policy, d.detected, surprising[d.doc_id]) for d in docs}
     automatic_recall = supplied_label_recall(docs, selected)
     if config.masking.mask_supplied_labels:
         selected = {
@@ -127,7 +129,11 @@ def mask_stage(config: CurationConfig, warehouse: Warehouse, model_key: str) -> 
 
 
 def checked_transfer(
-    applied: AppliedCalibration, stored_summary: dict, docs: Sequence[ScoredDoc], collateral_budget: float
+    applied: AppliedCalibration,
+    stored_summary: dict,
+    docs: Sequence[ScoredDoc],
+    collateral_budget: float,
+    surprising: dict[str, list[Span]] | None = None,
 ) -> tuple[AppliedCalibration, dict | None]:
     """The calibration to apply to this batch: a surprise policy whose threshold did not carry over
     (``masking.surprise_transfer``: it masks far more of the batch's other text than of the calibration
@@ -136,7 +142,8 @@ def checked_transfer(
     if applied.policy == "detectors" or reference is None:
         return applied, None
     calibrated_fpr = float(stored_summary.get("operating_point", {}).get("fpr") or 0.0)
-    transfer = surprise_transfer(reference, surprise_added_fraction(docs, applied), collateral_budget, calibrated_fpr)
+    batch_fraction = surprise_added_fraction(docs, applied, surprising)
+    transfer = surprise_transfer(reference, batch_fraction, collateral_budget, calibrated_fpr)
     transfer["calibrated_policy"] = applied.policy
     if transfer["held"]:
         transfer["applied_policy"] = applied.policy
