@@ -26,9 +26,9 @@ import numpy as np
 from curation.calibration import char_metrics
 from curation.labeled import LabeledRecord, load_labeled, split_records
 from curation.scoring import ReferenceScorer
-from curation.spans import char_mask
+from curation.spans import char_mask, spans_from_mask
 from curation.stages.scoring import score_missing
-from curation.tagger import HiddenStateCache, TaggedText, TaggerConfig, _runs, char_private_scores, train_tagger
+from curation.tagger import HiddenStateCache, TaggedText, TaggerConfig, char_private_scores, train_tagger
 from curation.warehouse import Warehouse, load_token_scores, sha256_text
 
 RULE_LABELS = ("PERSON", "LOCATION", "ORGANIZATION", "DATE_TIME", "NRP")
@@ -96,7 +96,8 @@ def with_features(example: Example, features: tuple[str, ...]) -> TaggedText:
 def hysteresis(scores: np.ndarray, low: float) -> np.ndarray:
     """Each run of characters scoring >= low takes its maximum: a phrase is masked whole or not at all."""
     out = scores.copy()
-    for a, b in _runs(scores >= low):
+    for run in spans_from_mask(scores >= low):
+        a, b = run.start, run.end
         out[a:b] = np.where(scores[a:b] > 0, scores[a:b].max(), 0.0)
     return out
 

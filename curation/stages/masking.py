@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import polars as pl
 
@@ -72,7 +72,8 @@ def mask_stage(config: CurationConfig, warehouse: Warehouse, model_key: str) -> 
     scope_rows = warehouse.query("SELECT doc_id, scope_id FROM documents WHERE batch_id = ?", [config.batch_id])
     scope_of = dict(scope_rows.iter_rows())
     texts = {d.doc_id: d.text for d in docs}
-    surprising = {d.doc_id: surprise_spans(d, applied) for d in docs}  # once: the check and the masks use them
+    # once: the transfer check and the masks use them; the detectors policy uses neither
+    surprising = {d.doc_id: surprise_spans(d, applied) if applied.policy != "detectors" else [] for d in docs}
     budget = config.calibration.collateral_budget
     applied, transfer = checked_transfer(applied, stored_summary, docs, budget, surprising)
     selected = {d.doc_id: combine(applied.policy, d.detected, surprising[d.doc_id]) for d in docs}
@@ -133,7 +134,7 @@ def checked_transfer(
     stored_summary: dict,
     docs: Sequence[ScoredDoc],
     collateral_budget: float,
-    surprising: dict[str, list[Span]] | None = None,
+    surprising: Mapping[str, Sequence[Span]] | None = None,
 ) -> tuple[AppliedCalibration, dict | None]:
     """The calibration to apply to this batch: a surprise policy whose threshold did not carry over
     (``masking.surprise_transfer``: it masks far more of the batch's other text than of the calibration
