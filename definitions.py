@@ -39,7 +39,7 @@ def run_curation(settings, log_level: str = "INFO", instance=None, tags: dict[st
     temporary one for this call. A caller-supplied *ephemeral* instance (tests) cannot be shared with
     another process: the job then executes in this process, on the same partition and selection."""
     from curation.batches import register, source_for
-    from curation.warehouse import Warehouse
+    from curation.core.warehouse import Warehouse
 
     config = settings.load()
     register(Warehouse(config.warehouse_path), source_for(config, settings.config_path, origin="cli"))
@@ -96,9 +96,9 @@ def batch_run_selection(config) -> list[dg.AssetKey] | None:
     """The delivery assets alone when the shared calibration is current for this config (its inputs
     unchanged), so a batch run does not re-materialize it; None (every asset of the job) otherwise."""
     from curation.batches import calibration_is_current
-    from curation.scoring import ReferenceScorer
-    from curation.stages.detection import detector_key, detector_suite
-    from curation.warehouse import Warehouse
+    from curation.core.warehouse import Warehouse
+    from curation.detect.stage import detector_key, detector_suite
+    from curation.score.scorer import ReferenceScorer
 
     model_key = ReferenceScorer(config.scoring).model_key
     detectors = detector_key(config, detector_suite(config.detectors))

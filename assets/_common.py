@@ -9,7 +9,7 @@ import math
 
 import dagster as dg
 
-from curation.config import CurationConfig
+from curation.core.config import CurationConfig
 
 CALIBRATION_GROUP = "calibration"  # shared by every batch: validation data, its scores, the thresholds
 DELIVERY_GROUP = "delivery"  # one partition per delivery batch

@@ -5,10 +5,10 @@ import base64
 import dagster as dg
 
 from assets._common import CALIBRATION_GROUP, as_metadata, markdown_table
-from curation.plots import save_calibration_plots
-from curation.stages.calibration import calibrate_stage
-from curation.stages.documents import load_scored_docs
-from curation.warehouse import VALIDATION
+from curation.core.warehouse import VALIDATION
+from curation.policy.calibration_stage import calibrate_stage
+from curation.policy.documents import load_scored_docs
+from curation.policy.plots import save_calibration_plots
 from resources import CurationSettings, ReferenceModel
 
 
@@ -26,7 +26,7 @@ def threshold_calibration(settings: CurationSettings, reference_model: Reference
     warehouse = settings.warehouse()
     model_key = reference_model.scorer().model_key
     outcome = calibrate_stage(config, warehouse, model_key)
-    plot_dir = config.path(f".curation/plots/{outcome.calibration_id}")
+    plot_dir = config.path(f".curation/policy/plots/{outcome.calibration_id}")
     if outcome.calibration is not None:
         docs = load_scored_docs(warehouse, model_key, VALIDATION, split="calibration")
         save_calibration_plots(outcome.calibration, docs, plot_dir)

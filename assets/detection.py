@@ -3,8 +3,8 @@
 import dagster as dg
 
 from assets._common import CALIBRATION_GROUP, DELIVERY_BATCHES, DELIVERY_GROUP, as_metadata, batch_config
-from curation.stages.detection import detect_stage
-from curation.warehouse import CORPUS, VALIDATION
+from curation.core.warehouse import CORPUS, VALIDATION
+from curation.detect.stage import detect_stage
 from resources import CurationSettings, Detectors
 
 

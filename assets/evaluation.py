@@ -9,8 +9,9 @@ import dagster as dg
 
 from assets._common import DELIVERY_BATCHES, as_metadata, batch_config
 from assets.scoring import MODEL_POOL
-from curation import canary, canary_plan, gates, leakage
-from curation.warehouse import record_summary
+from curation.core.warehouse import record_summary
+from curation.evaluation.gold import canary, canary_plan, leakage
+from curation.gates.release_gates import release_gates as gates
 from resources import CurationSettings
 
 EVALUATION_GROUP = "evaluation"

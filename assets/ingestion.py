@@ -10,7 +10,7 @@ from assets._common import (
     batch_config,
     one_connection,
 )
-from curation.stages.ingestion import ingest_stage, validation_stage
+from curation.ingest.stage import ingest_stage, validation_stage
 from resources import CurationSettings
 
 

@@ -3,7 +3,7 @@
 import dagster as dg
 
 from assets._common import DELIVERY_BATCHES, DELIVERY_GROUP, as_metadata, batch_config, one_connection
-from curation.stages.masking import mask_stage, redacted_view_stage, training_view_stage
+from curation.policy.masking_stage import mask_stage, redacted_view_stage, training_view_stage
 from resources import CurationSettings, ReferenceModel
 
 

@@ -9,14 +9,14 @@ import polars as pl
 
 from assets._common import DELIVERY_BATCHES, DELIVERY_GROUP, batch_config, markdown_table, one_connection
 from checks._record import UPSTREAM
-from curation import gates
-from curation.card import render_card
-from curation.freshness import FINGERPRINT_TAG
-from curation.leakage import card_evidence
-from curation.release import release_id_for, write_release
-from curation.stages.calibration import current_calibration
-from curation.stages.release import card_info, release_tables
-from curation.warehouse import CALIBRATION_BATCH
+from curation.core.warehouse import CALIBRATION_BATCH
+from curation.delivery.card import render_card
+from curation.delivery.freshness import FINGERPRINT_TAG
+from curation.delivery.stage import card_info, release_tables
+from curation.delivery.writer import release_id_for, write_release
+from curation.evaluation.leakage import card_evidence
+from curation.gates.release_gates import release_gates as gates
+from curation.policy.calibration_stage import current_calibration
 from resources import CurationSettings, Detectors, KeyVault, ReferenceModel
 
 CARD_FILE = ".curation/cards/{batch}/README.md"
@@ -45,7 +45,7 @@ def _gate_status(warehouse, batch_id: str, digest: str, calibration_id: str) -> 
 
 def _record_fingerprint(context, warehouse, batch_id: str, release_id: str) -> None:
     """Remember the inputs' fingerprint `curation run` computed before launching this run (a run tag), so
-    the next `curation run` over the same inputs knows this release is current (`curation.freshness`)."""
+    the next `curation run` over the same inputs knows this release is current (`curation.delivery.freshness`)."""
     fingerprint = context.run.tags.get(FINGERPRINT_TAG)
     if fingerprint:
         warehouse.append(
@@ -63,7 +63,7 @@ def _record_fingerprint(context, warehouse, batch_id: str, release_id: str) -> N
 
 
 def _plots(config, calibration_id: str) -> dict[str, Path]:
-    folder = config.path(f".curation/plots/{calibration_id}")
+    folder = config.path(f".curation/policy/plots/{calibration_id}")
     return {p.stem: p for p in sorted(folder.glob("*.png"))}
 
 
@@ -78,7 +78,7 @@ def dataset_card(
 ) -> dg.MaterializeResult:
     """Hugging Face-style dataset card: counts, the redaction convention, models and thresholds, validation
     and held-out metrics with plots, residual audit with its confidence bound, gates, limitations."""
-    from curation.convention import load_convention
+    from curation.views.convention import load_convention
 
     config, warehouse = batch_config(context, settings), settings.warehouse()
     model_key = reference_model.scorer().model_key

@@ -13,8 +13,9 @@ from assets._common import (
     batch_config,
     one_connection,
 )
-from curation.calibration import default_candidates
-from curation.shards import (
+from curation.core.warehouse import VALIDATION, record_summary
+from curation.policy.calibration import default_candidates
+from curation.score.shards import (
     ShardPlan,
     merge_shards,
     plan_shards,
@@ -23,8 +24,7 @@ from curation.shards import (
     score_shard_on_ray,
     work_folder,
 )
-from curation.stages.scoring import hidden_cache_for, score_stage, window_stage
-from curation.warehouse import VALIDATION, record_summary
+from curation.score.stage import hidden_cache_for, score_stage, window_stage
 from resources import CurationSettings, ReferenceModel
 
 # Every step that runs the model draws from one pool: set its limit (dagster.yaml `concurrency.pools`)
@@ -90,7 +90,7 @@ def score_shard_step(
     shard = ShardPlan(**{k: plan[k] for k in ShardPlan.__dataclass_fields__})
     cache = hidden_cache_for(config, scorer.model_key)
     if config.engine.kind == "ray":
-        from curation.stages.tagger import current_tagger
+        from curation.tagger.stage import current_tagger
 
         tagger = current_tagger(settings.warehouse()) if cache is not None else None
         warehouse = settings.warehouse()

@@ -3,7 +3,7 @@
 import dagster as dg
 
 from assets._common import DELIVERY_BATCHES, DELIVERY_GROUP, as_metadata, batch_config
-from curation.stages.surrogates import surrogate_stage
+from curation.views.stage import surrogate_stage
 from resources import CurationSettings, KeyVault
 
 

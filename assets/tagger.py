@@ -4,7 +4,7 @@ then applied to each batch from its own scoring pass (no second model pass)."""
 import dagster as dg
 
 from assets._common import CALIBRATION_GROUP, DELIVERY_BATCHES, DELIVERY_GROUP, as_metadata, batch_config
-from curation.stages.tagger import tagger_spans_stage, tagger_stage
+from curation.tagger.stage import tagger_spans_stage, tagger_stage
 from resources import CurationSettings, ReferenceModel
 
 

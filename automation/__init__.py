@@ -17,7 +17,7 @@ from assets import ALL_ASSETS
 from assets._common import CALIBRATION_GROUP, DELIVERY_BATCHES
 from automation.run_recovery import dead_run_sensor
 from curation.batches import register, source_for
-from curation.inbox import scan_inbox
+from curation.ingest.inbox import scan_inbox
 from resources import CurationSettings
 
 # Steps run in their own processes (parallel shards, parallel stages), forked from a server that has

@@ -31,7 +31,7 @@ def main() -> None:
     parser.add_argument("--docs", type=int, default=48)
     parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
-    import curation.scoring as scoring
+    import curation.score.scorer as scoring
     from benchmarks.corpus import write_corpus
 
     with tempfile.TemporaryDirectory() as tmp:

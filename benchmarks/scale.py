@@ -76,7 +76,7 @@ def prepare(work: Path, n_docs: int) -> dict:
 
 def project(work: Path, name: str, setup: dict, workers: int, engine: str = "") -> Path:
     """A project folder: config (workers), a fresh cache root sharing only the converted model weights."""
-    from curation.scoring import cache_root
+    from curation.score.scorer import cache_root
 
     folder = work / name
     folder.mkdir(parents=True)
@@ -208,8 +208,8 @@ def child_scoring(folder: Path) -> None:
 
     from automation.launch import launch_and_wait
     from curation.batches import register, source_for
-    from curation.config import load_config
-    from curation.warehouse import Warehouse
+    from curation.core.config import load_config
+    from curation.core.warehouse import Warehouse
     from definitions import WORKSPACE_FILE, _add_partition
 
     config_path = folder / "curation.yaml"
@@ -252,7 +252,7 @@ def child_run(folder: Path, batch: str = "") -> None:
     import dagster as dg
 
     from curation.cli import cmd_run
-    from curation.scoring import PROCESS_STATS
+    from curation.score.scorer import PROCESS_STATS
 
     args = ap.Namespace(
         input=str(folder.parent / f"{batch}.jsonl") if batch else None,

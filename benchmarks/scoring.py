@@ -117,7 +117,7 @@ def run_bare(model, rows: list, threads: int, logits_chunk: int) -> float:
     """Plain forward + the same chunked loss over ``rows``; seconds."""
     import torch
 
-    from curation.scoring import chunked_nll
+    from curation.score.scorer import chunked_nll
 
     torch.set_num_threads(threads)
     with torch.inference_mode():
@@ -170,7 +170,8 @@ def bare_vs_pipeline(texts: list[str], rounds: int = 3, group_size: int = 0) -> 
     slice; sums over all slices give the throughputs and their ratios. FLOP/s follow ModelFlops."""
     import torch
 
-    from curation.scoring import (
+    from curation.core.warehouse import Warehouse, token_scores_frame
+    from curation.score.scorer import (
         ReferenceScorer,
         ScoringConfig,
         available_cores,
@@ -178,7 +179,6 @@ def bare_vs_pipeline(texts: list[str], rounds: int = 3, group_size: int = 0) -> 
         cpu_has_native_bf16,
         plan_chunks,
     )
-    from curation.warehouse import Warehouse, token_scores_frame
 
     started = time.perf_counter()
     ReferenceScorer(ScoringConfig()).load()  # first use: imports torch/transformers, converts GGUF if uncached
@@ -245,7 +245,7 @@ def bare_vs_pipeline(texts: list[str], rounds: int = 3, group_size: int = 0) -> 
         write_s[0] += time.perf_counter() - t1
         return time.perf_counter() - t0
 
-    from curation.stages.scoring import SCORE_BATCH_DOCS
+    from curation.score.stage import SCORE_BATCH_DOCS
 
     group_size = group_size or min(len(texts), SCORE_BATCH_DOCS)
     groups = [texts[i : i + group_size] for i in range(0, len(texts), group_size)]
@@ -379,7 +379,7 @@ def child_run(corpus: Path, out: Path, config: Path, force: bool) -> None:
     import io
 
     from curation.cli import cmd_run
-    from curation.scoring import PROCESS_STATS
+    from curation.score.scorer import PROCESS_STATS
 
     args = argparse.Namespace(
         input=str(corpus), out=str(out), config=str(config), batch_id="bench", log_level="ERROR", force=force

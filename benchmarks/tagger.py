@@ -27,8 +27,8 @@ sys.path.insert(0, str(ROOT))
 def tagger_overhead(texts: list[str], rounds: int = 3, group_size: int = 8) -> dict:
     import torch
 
-    from curation.scoring import ReferenceScorer, ScoringConfig
-    from curation.tagger import HiddenStateCache, Tagger, TaggerConfig, _build_head
+    from curation.score.scorer import ReferenceScorer, ScoringConfig
+    from curation.tagger.model import HiddenStateCache, Tagger, TaggerConfig, _build_head
 
     scorer = ReferenceScorer(ScoringConfig())
     scorer.load()

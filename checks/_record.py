@@ -5,8 +5,8 @@ from __future__ import annotations
 import dagster as dg
 
 from assets._common import PARTITION_TAG, as_metadata, markdown_table
-from curation.gates import GateResult, record_gate, run_blocking_failures
-from curation.warehouse import Warehouse
+from curation.core.warehouse import Warehouse
+from curation.gates.release_gates import GateResult, record_gate, run_blocking_failures
 
 UPSTREAM = "upstream"
 

@@ -4,8 +4,8 @@ import dagster as dg
 
 from assets._common import DELIVERY_BATCHES, batch_config, one_connection
 from checks._record import UPSTREAM, to_check_result
-from curation.contracts import check_contract, frame_digest
-from curation.gates import (
+from curation.gates.contracts import check_contract, frame_digest
+from curation.gates.release_gates import (
     DOCUMENT_CONTRACT,
     MASK_SPAN_CONTRACT,
     TOKEN_SCORE_CONTRACT,

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import polars as pl
 
-from curation.config import ConfigError, CurationConfig, load_config
-from curation.warehouse import Warehouse
+from curation.core.config import ConfigError, CurationConfig, load_config
+from curation.core.warehouse import Warehouse
 
 REGISTRY_TABLE = "delivery_batches"
 
@@ -47,7 +47,7 @@ class BatchSource:
 
 def source_for(config: CurationConfig, config_path: str | None, origin: str) -> BatchSource:
     """The registry record of `config`'s batch (digests computed now)."""
-    from curation.freshness import digest_path
+    from curation.delivery.freshness import digest_path
 
     return BatchSource(
         batch_id=config.batch_id,
@@ -135,10 +135,10 @@ def calibration_is_current(config: CurationConfig, warehouse: Warehouse, model_k
     """True when the stored calibration was made from exactly the current validation file, its scores under
     `model_key` and its detector spans under `detector_key`: re-materializing the calibration group would
     change nothing, so a batch run leaves it alone."""
-    from curation.stages.calibration import current_calibration
-    from curation.stages.ingestion import validation_rows
-    from curation.stages.tagger import current_tagger_path, tagger_config
-    from curation.warehouse import LABELED, VALIDATION
+    from curation.core.warehouse import LABELED, VALIDATION
+    from curation.ingest.stage import validation_rows
+    from curation.policy.calibration_stage import current_calibration
+    from curation.tagger.stage import current_tagger_path, tagger_config
 
     if not warehouse.path.exists() or not config.validation_path.exists():
         return False
@@ -177,7 +177,7 @@ def calibration_is_current(config: CurationConfig, warehouse: Warehouse, model_k
         return False
     if saved is None:
         return True
-    from curation.tagger import Tagger, TaggerConfig
+    from curation.tagger.model import Tagger, TaggerConfig
 
     # its data is the labeled sets above; the metadata line says its config without loading torch
     return TaggerConfig(**Tagger.read_meta(saved)["config"]) == tagger_config(config)

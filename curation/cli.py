@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from curation.vault import KeyInfo
+    from curation.views.vault import KeyInfo
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
@@ -35,7 +35,7 @@ def project_root() -> Path:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from curation.config import load_config
+    from curation.core.config import load_config
 
     root = project_root()
     config_path = str(Path(args.config).resolve()) if args.config else None
@@ -47,7 +47,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     }
     config = load_config(config_path, **overrides)
     if args.batch_id and not args.input:  # a batch waiting in the inbox: run it without the sensor
-        from curation.inbox import find_batch
+        from curation.ingest.inbox import find_batch
 
         entry = find_batch(config.inbox_path, args.batch_id, config.known_domains())
         if entry is not None:
@@ -59,7 +59,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         flush=True,
     )
     from curation.preflight import check_run_inputs
-    from curation.vault import configured_key
+    from curation.views.vault import configured_key
 
     check_run_inputs(config)  # a missing/empty input or a bad labeled file: one line now, before any key exists
     key = configured_key(config)
@@ -76,7 +76,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             f"(label some with `curation label export`)",
             flush=True,
         )
-    from curation.release import remove_stale_temp_folders
+    from curation.delivery.writer import remove_stale_temp_folders
 
     for name in remove_stale_temp_folders(config.releases_path):
         print(f"curation run: removed {config.releases_path / name}, left by a release writer that is gone", flush=True)
@@ -86,7 +86,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 0
     sys.path.insert(0, str(root))
     definitions = importlib.import_module("definitions")  # the Dagster layer, loaded from the project
-    from curation.freshness import FINGERPRINT_TAG
+    from curation.delivery.freshness import FINGERPRINT_TAG
     from resources import CurationSettings
 
     settings = CurationSettings(config_path=config_path, **overrides)
@@ -102,9 +102,9 @@ def check_freshness(config, root: Path, force: bool) -> tuple[bool, str | None]:
     """(True, fingerprint) when the batch's release is current (printed: nothing to run), else (False,
     the inputs' fingerprint for the run to record with its release; None when it cannot be computed)."""
     import curation
-    from curation.freshness import batch_fingerprint, check
-    from curation.release import verify_release
-    from curation.warehouse import Warehouse
+    from curation.core.warehouse import Warehouse
+    from curation.delivery.freshness import batch_fingerprint, check
+    from curation.delivery.writer import verify_release
 
     started = time.perf_counter()
     layer = [root / name for name in ("assets", "checks", "resources", "automation", "definitions.py")]
@@ -125,7 +125,7 @@ def check_freshness(config, root: Path, force: bool) -> tuple[bool, str | None]:
 
 def report_run(result, config, elapsed: float) -> int:
     """Print stage outcomes, gate results and where the outputs are; non-zero if no release."""
-    from curation.warehouse import Warehouse
+    from curation.core.warehouse import Warehouse
 
     release_path = None
     print(f"\nstages ({elapsed:.0f}s):")
@@ -159,8 +159,8 @@ def auditor_key(config_path: str | None = None, key_file: str | None = None) -> 
     config (its env var, else its key file; the working directory's defaults without a config). Never a
     key found through the release itself: its manifest's ``base_dir`` is the release's claim, not a trust root.
     Raises ``HmacKeyError`` (saying where it looked) when there is none; never creates one."""
-    from curation.config import load_config
-    from curation.vault import HmacKeyError, load_key
+    from curation.core.config import load_config
+    from curation.views.vault import HmacKeyError, load_key
 
     if key_file:
         if not Path(key_file).is_file():
@@ -180,8 +180,8 @@ def auditor_key(config_path: str | None = None, key_file: str | None = None) -> 
 def cmd_audit(args: argparse.Namespace) -> int:
     """Re-verify a release: its signature and checksums, recorded gates and, with its warehouse, a fresh
     leak scan."""
-    from curation.release import verify_release
-    from curation.vault import HmacKeyError
+    from curation.delivery.writer import verify_release
+    from curation.views.vault import HmacKeyError
 
     release = Path(args.release_dir)
     if not release.is_dir():
@@ -217,8 +217,8 @@ def rescan_release(release: Path, manifest: dict, warehouse_path: Path) -> list[
     """The shipped text must equal the audited views, and a fresh leak scan must find nothing."""
     import duckdb
 
-    from curation import gates
-    from curation.warehouse import Warehouse
+    from curation.core.warehouse import Warehouse
+    from curation.gates.release_gates import release_gates as gates
 
     warehouse = Warehouse(warehouse_path)
     problems = []
@@ -246,7 +246,7 @@ def rescan_release(release: Path, manifest: dict, warehouse_path: Path) -> list[
 def release_id_map(manifest: dict, batch: str) -> dict[str, str] | None:
     """Public doc id -> warehouse doc id of a released batch, from the vault recorded in the manifest
     (releases carry only public ids); None when that vault is not here."""
-    from curation.vault import Vault
+    from curation.views.vault import Vault
 
     config = manifest.get("config", {})
     vault_path = Path(config.get("base_dir", ".")) / config.get("vault", "")
@@ -262,10 +262,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
         budget = args.collateral_budget
         print(f"curation eval: --collateral-budget must be within [0, 1], got {budget}", file=sys.stderr)
         return 2
-    from curation.evaluation import run_eval
-    from curation.labeled import LabeledFormatError
-    from curation.labelmap import load_label_map
-    from curation.scoring import ScoringConfig
+    from curation.evaluation.gold import run_eval
+    from curation.labels.label_map import load_label_map
+    from curation.labels.sets import LabeledFormatError
+    from curation.score.scorer import ScoringConfig
 
     scoring = ScoringConfig(prompt=args.prompt or "", contrast_prompt=args.contrast_prompt or "")
     try:
@@ -294,9 +294,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 def cmd_label_export(args: argparse.Namespace) -> int:
     """Pick records worth labeling and write them as Label Studio tasks with the current predictions."""
-    from curation.labeled import LabeledFormatError
-    from curation.labeling import export_tasks
-    from curation.labelmap import load_label_map
+    from curation.labels.label_map import load_label_map
+    from curation.labels.loop import export_tasks
+    from curation.labels.sets import LabeledFormatError
 
     try:
         label_map = load_label_map(args.label_map) if args.label_map else None  # LabelMapError is a ValueError
@@ -322,9 +322,9 @@ def cmd_label_export(args: argparse.Namespace) -> int:
 
 def cmd_label_import(args: argparse.Namespace) -> int:
     """A Label Studio JSON export as labeled JSONL: all tasks valid, or nothing written."""
-    from curation.evaluation import labeled_set_specs
-    from curation.labeling import LabelImportError, import_export, write_labeled_private
-    from curation.labelmap import load_label_map
+    from curation.evaluation.gold import labeled_set_specs
+    from curation.labels.label_map import load_label_map
+    from curation.labels.loop import LabelImportError, import_export, write_labeled_private
 
     domain = args.domain or labeled_set_specs(args.out)[0][0]
     try:
@@ -402,9 +402,9 @@ def add_label_parser(sub) -> None:
 
 def cmd_leakage(args: argparse.Namespace) -> int:
     """Leakage report of a release, from the warehouse of the run that made it (rates and counts only)."""
-    from curation import canary_plan, leakage
-    from curation.release import verify_release
-    from curation.warehouse import Warehouse
+    from curation.core.warehouse import Warehouse
+    from curation.delivery.writer import verify_release
+    from curation.evaluation.gold import canary_plan, leakage
 
     release = Path(args.release_dir)
     problems = verify_release(release)
@@ -448,9 +448,9 @@ def cmd_leakage(args: argparse.Namespace) -> int:
 def cmd_canary(args: argparse.Namespace) -> int:
     """Plant canaries in a corpus cut from the bundled sample, run the pipeline on it, fine-tune and measure
     (the `canary_probe` and `leakage_report` assets), then write the card and release; ends with a JSON line."""
-    from curation import canary, canary_plan
-    from curation.config import bundled, load_config
-    from curation.warehouse import Warehouse, stage_summary
+    from curation.core.config import bundled, load_config
+    from curation.core.warehouse import Warehouse, stage_summary
+    from curation.evaluation.gold import canary, canary_plan
 
     root = project_root()
     base = str(Path(args.out).resolve()) if args.out else str(Path.cwd())
@@ -618,7 +618,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _probe_defaults():
-    from curation.canary import ProbeSettings
+    from curation.evaluation.canary import ProbeSettings
 
     return ProbeSettings()
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from curation.config import ConfigError, CurationConfig
-from curation.ingest import RECORD_SUFFIXES, SKIP_DIRS, IngestError, check_input_path
-from curation.labeled import LabeledFormatError, load_labeled
-from curation.release import ReleaseError
-from curation.vault import HmacKeyError, configured_key
+from curation.core.config import ConfigError, CurationConfig
+from curation.delivery.writer import ReleaseError
+from curation.ingest.readers import RECORD_SUFFIXES, SKIP_DIRS, IngestError, check_input_path
+from curation.labels.sets import LabeledFormatError, load_labeled
+from curation.views.vault import HmacKeyError, configured_key
 
 
 class InputError(ValueError):

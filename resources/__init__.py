@@ -10,9 +10,9 @@ import os
 import dagster as dg
 from pydantic import PrivateAttr
 
-from curation.config import CurationConfig, load_config
-from curation.scoring import ReferenceScorer, ScoringConfig
-from curation.warehouse import Warehouse
+from curation.core.config import CurationConfig, load_config
+from curation.core.warehouse import Warehouse
+from curation.score.scorer import ReferenceScorer, ScoringConfig
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
@@ -72,7 +72,7 @@ class Detectors(dg.ConfigurableResource):
     settings: CurationSettings
 
     def suite(self):
-        from curation.stages.detection import detector_suite
+        from curation.detect.stage import detector_suite
 
         return detector_suite(self.settings.load().detectors)
 
@@ -88,7 +88,7 @@ class KeyVault(dg.ConfigurableResource):
     settings: CurationSettings
 
     def key(self):
-        from curation.vault import configured_key
+        from curation.views.vault import configured_key
 
         info = configured_key(self.settings.load())
         if info.is_dev:  # once per process, in the run log (the CLI and the card say it to the user)
@@ -96,15 +96,15 @@ class KeyVault(dg.ConfigurableResource):
         return info
 
     def engine(self):
-        from curation.convention import load_convention
-        from curation.surrogates import SurrogateEngine
+        from curation.views.convention import load_convention
+        from curation.views.surrogates import SurrogateEngine
 
         info = self.key()
         convention = load_convention(self.settings.load().surrogates.convention)
         return SurrogateEngine(info.key, convention, info.key_id)
 
     def open_vault(self):
-        from curation.vault import Vault
+        from curation.views.vault import Vault
 
         return Vault(self.settings.load().vault_path)
 

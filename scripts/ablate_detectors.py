@@ -5,7 +5,7 @@
         [--sets presidio_synth:synthetic_pii,tab_echr_dev:court,creddata_dev:code] [--families email,phones]
     python scripts/ablate_detectors.py --merge A.json B.json --out ALL.json   # join runs split by --sets
 
-For each set, `curation.evaluation.run_eval` (the code behind `curation eval SET.test.jsonl --calibrate-on
+For each set, `curation.evaluation.gold.run_eval` (the code behind `curation eval SET.test.jsonl --calibrate-on
 DOMAIN=SET.cal.jsonl --warehouse W`) runs with every family, then once per removed family with
 `DetectorConfig(excluded_families={family})`. The number is the summary F1: character F1 of the chosen
 policy's spans after propagation on the held-out `.test` half, calibrated on the `.cal` half.
@@ -20,7 +20,7 @@ Also (no model involved): character F1 of the detector spans alone on the bundle
 (curation/data/validation.jsonl, sample_corpus.jsonl, code_secrets.jsonl), the user cases of the default
 `support` domain and of code that the dev sets do not hold.
 
-Families: `curation.detectors.suite.RULE_FAMILIES` and the recognizers in `PRESIDIO_RECOGNIZERS`.
+Families: `curation.detect.suite.RULE_FAMILIES` and the recognizers in `PRESIDIO_RECOGNIZERS`.
 """
 
 from __future__ import annotations
@@ -38,13 +38,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
 
-from curation.calibration import char_metrics
-from curation.config import bundled
-from curation.detectors import PRESIDIO_RECOGNIZERS, DetectorConfig, DetectorSuite
-from curation.detectors.suite import RULE_FAMILIES
-from curation.evaluation import run_eval
-from curation.labeled import load_labeled
-from curation.spans import Span, char_mask
+from curation.core.config import bundled
+from curation.core.spans import Span, char_mask
+from curation.detect import PRESIDIO_RECOGNIZERS, DetectorConfig, DetectorSuite
+from curation.detect.suite import RULE_FAMILIES
+from curation.evaluation.gold import run_eval
+from curation.labels.sets import load_labeled
+from curation.policy.calibration import char_metrics
 
 DEFAULT_SETS = "presidio_synth:synthetic_pii,tab_echr_dev:court,creddata_dev:code"
 BUNDLED_SETS = ("validation.jsonl", "sample_corpus.jsonl", "code_secrets.jsonl")

@@ -22,9 +22,9 @@ os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from curation.detectors import DetectorConfig, DetectorSuite
-from curation.detectors.presidio import _resolve_spacy_package
-from curation.spans import CREDENTIAL_LABELS, Span, merge
+from curation.core.spans import CREDENTIAL_LABELS, Span, merge
+from curation.detect import DetectorConfig, DetectorSuite
+from curation.detect.presidio import _resolve_spacy_package
 
 # the shared dev data sits beside the repository (../shared/data), as in the development layout
 DEFAULT_PII = Path(__file__).resolve().parents[2] / "shared" / "data" / "presidio_synth" / "labeled.jsonl"
@@ -140,7 +140,7 @@ def select_split(records: list[dict], side: str, seed: int) -> list[dict]:
     """``all`` or one half ("a"/"b") of a seeded, scope-respecting split (tune on one, report the other)."""
     if side == "all":
         return records
-    from curation.labeled import LabeledRecord, split_records
+    from curation.labels.sets import LabeledRecord, split_records
 
     a, b = split_records([LabeledRecord.from_dict(r) for r in records], 0.5, seed=seed)
     keep = {r.id for r in (a if side == "a" else b)}
@@ -194,7 +194,7 @@ def suite_predictor(suite: DetectorSuite, kind: str | None = None) -> Predictor:
 
 def credsweeper_predictor(ml: bool = True) -> Predictor:
     """CredSweeper over each text as one in-memory file; values mapped back to document offsets."""
-    from curation.detectors import CredSweeperDetector
+    from curation.detect import CredSweeperDetector
 
     det = CredSweeperDetector(ml_validation=ml)
     return lambda texts: [det.find(t) for t in texts]
@@ -303,7 +303,7 @@ def main(argv: list[str] | None = None) -> int:
         "--split",
         choices=("all", "a", "b"),
         default="all",
-        help="evaluate on one side of curation.labeled.split_records(records, 0.5, seed=--split-seed)",
+        help="evaluate on one side of curation.labels.sets.split_records(records, 0.5, seed=--split-seed)",
     )
     ap.add_argument("--split-seed", type=int, default=1)
     ap.add_argument("--skip-baseline", action="store_true")

@@ -23,10 +23,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
 
-from curation.config import CurationConfig
-from curation.identities import mask_name_variants
-from curation.spans import PERSON, Span, char_mask
-from curation.stages.detection import detector_suite
+from curation.core.config import CurationConfig
+from curation.core.spans import PERSON, Span, char_mask
+from curation.detect.stage import detector_suite
+from curation.policy.identities import mask_name_variants
 
 
 def _rates(records: list[dict], predicted: dict[str, list[Span]]) -> dict:

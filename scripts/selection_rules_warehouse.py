@@ -16,12 +16,12 @@ from pathlib import Path
 
 import numpy as np
 
-from curation.calibration import calibrate, char_metrics, evaluate
-from curation.config import CalibrationConfig
-from curation.signals import COMBINATIONS, choose_combination, select_sources
-from curation.spans import char_mask
-from curation.stages.documents import load_scored_docs
-from curation.warehouse import VALIDATION, Warehouse
+from curation.core.config import CalibrationConfig
+from curation.core.spans import char_mask
+from curation.core.warehouse import VALIDATION, Warehouse
+from curation.detect.combination import COMBINATIONS, choose_combination, select_sources
+from curation.policy.calibration import calibrate, char_metrics, evaluate
+from curation.policy.documents import load_scored_docs
 
 
 def _detector_metrics(docs, combination: tuple[str, ...]) -> str:

@@ -15,12 +15,13 @@ from pathlib import Path
 
 import numpy as np
 
-from curation.calibration import char_metrics
-from curation.labeled import load_labeled, split_records
-from curation.scoring import ReferenceScorer
-from curation.spans import char_mask, merge
-from curation.stages.scoring import score_missing
-from curation.tagger import (
+from curation.core.spans import char_mask, merge
+from curation.core.warehouse import Warehouse, load_token_scores, sha256_text
+from curation.labels.sets import load_labeled, split_records
+from curation.policy.calibration import char_metrics
+from curation.score.scorer import ReferenceScorer
+from curation.score.stage import score_missing
+from curation.tagger.model import (
     HiddenStateCache,
     TaggedText,
     TaggerConfig,
@@ -30,7 +31,6 @@ from curation.tagger import (
     out_of_fold_probs,
     train_tagger,
 )
-from curation.warehouse import Warehouse, load_token_scores, sha256_text
 
 
 def repo_scoped(records):
@@ -108,7 +108,7 @@ def main() -> None:
             [decode_spans(it.text, it.char_start, it.char_end, head.predict(it.hidden), head.labels, t) for it in test],
         )
     if args.rules or args.credsweeper:
-        from curation.detectors import DetectorConfig, DetectorSuite
+        from curation.detect import DetectorConfig, DetectorSuite
 
         kinds = [r.kind for r in test_recs]
         texts = [r.text for r in test_recs]
@@ -117,7 +117,7 @@ def main() -> None:
             report("rules", test, rules)
             report("rules+tagger", test, [merge(a + b) for a, b in zip(rules, tagger_spans, strict=True)])
         if args.credsweeper:
-            from curation.detectors import CredSweeperDetector
+            from curation.detect import CredSweeperDetector
 
             cs = CredSweeperDetector()
             found = [cs.find(t) for t in texts]

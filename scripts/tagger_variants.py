@@ -23,13 +23,13 @@ from pathlib import Path
 
 import numpy as np
 
-from curation.calibration import char_metrics
-from curation.labeled import LabeledRecord, load_labeled, split_records
-from curation.scoring import ReferenceScorer
-from curation.spans import char_mask, spans_from_mask
-from curation.stages.scoring import score_missing
-from curation.tagger import HiddenStateCache, TaggedText, TaggerConfig, char_private_scores, train_tagger
-from curation.warehouse import Warehouse, load_token_scores, sha256_text
+from curation.core.spans import char_mask, spans_from_mask
+from curation.core.warehouse import Warehouse, load_token_scores, sha256_text
+from curation.labels.sets import LabeledRecord, load_labeled, split_records
+from curation.policy.calibration import char_metrics
+from curation.score.scorer import ReferenceScorer
+from curation.score.stage import score_missing
+from curation.tagger.model import HiddenStateCache, TaggedText, TaggerConfig, char_private_scores, train_tagger
 
 RULE_LABELS = ("PERSON", "LOCATION", "ORGANIZATION", "DATE_TIME", "NRP")
 
@@ -67,7 +67,7 @@ def examples(records: list[LabeledRecord], with_rules: bool, cache_dir: Path) ->
     scores = load_token_scores(warehouse, scorer.model_key, shas)
     rules: list[list] = [[] for _ in records]
     if with_rules:
-        from curation.detectors import DetectorConfig, DetectorSuite
+        from curation.detect import DetectorConfig, DetectorSuite
 
         rules = DetectorSuite(DetectorConfig()).detect([r.text for r in records], [r.kind for r in records])
     return [
@@ -163,8 +163,8 @@ def inconsistent_occurrences(records: list[LabeledRecord]) -> tuple[int, int, in
 def propagated_gold(records: list[LabeledRecord]) -> dict:
     """P / R of a perfect detector (the gold spans) after the masking step's per-document propagation,
     as ``curation eval`` applies it: the mentions a convention leaves public beside a masked copy."""
-    from curation.config import MaskingConfig
-    from curation.stages.masking import propagate_mentions
+    from curation.core.config import MaskingConfig
+    from curation.policy.masking_stage import propagate_mentions
 
     texts = {r.id: r.text for r in records}
     masked, _ = propagate_mentions(

@@ -70,7 +70,7 @@ def run_job(config_path: Path, instance=None, **overrides):
 @pytest.fixture(scope="session")
 def e2e(tiny_project):
     """One full run of the job; returns (result, loaded config)."""
-    from curation.config import load_config
+    from curation.core.config import load_config
 
     config_path = tiny_project / "curation.yaml"
     result = run_job(config_path)

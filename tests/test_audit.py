@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from curation import audit
-from curation import spans as S
-from curation.audit import (
+from curation.core import spans as S
+from curation.core.matching import normalize_for_match
+from curation.gates.audit import (
     Finding,
     clopper_pearson_upper,
     find_known_values,
@@ -21,8 +21,8 @@ from curation.audit import (
     value_digest,
     wilson_upper,
 )
-from curation.matching import normalize_for_match
-from curation.vault import Vault, VaultRecord, hmac_value
+from curation.gates.release_gates import audit
+from curation.views.vault import Vault, VaultRecord, hmac_value
 
 KEY = bytes(range(32))
 
@@ -307,9 +307,9 @@ def test_propagation_masks_every_occurrence_the_leak_scan_would_report():
     """Masking and the leak gate share one matcher: a value masked once is masked wherever the gate would
     find it (other case, underscores, hyphens, a line break between its words), never inside a longer
     word, and the gate then finds nothing in the redacted text."""
-    from curation.audit import find_known_values
-    from curation.masking import propagate_duplicates, redact
-    from curation.spans import Span
+    from curation.core.spans import Span
+    from curation.gates.audit import find_known_values
+    from curation.policy.masking import propagate_duplicates, redact
 
     texts = {
         "a": "Contact Dana Whitfield or the HttpClient team; Java: x = HttpClient.newHttpClient();",

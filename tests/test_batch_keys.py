@@ -11,16 +11,16 @@ import json
 import duckdb
 import polars as pl
 
-from curation import gates
-from curation.config import CurationConfig
-from curation.convention import load_convention
-from curation.stages.detection import detect_stage, detector_suite
-from curation.stages.ingestion import ingest_stage
-from curation.stages.release import internal_release_tables, release_tables
-from curation.stages.surrogates import surrogate_stage
-from curation.surrogates import SurrogateEngine
-from curation.vault import Vault, public_id
-from curation.warehouse import CALIBRATION_BATCH, CORPUS, Warehouse
+from curation.core.config import CurationConfig
+from curation.core.warehouse import CALIBRATION_BATCH, CORPUS, Warehouse
+from curation.delivery.stage import internal_release_tables, release_tables
+from curation.detect.stage import detect_stage, detector_suite
+from curation.gates.release_gates import release_gates as gates
+from curation.ingest.stage import ingest_stage
+from curation.views.convention import load_convention
+from curation.views.stage import surrogate_stage
+from curation.views.surrogates import SurrogateEngine
+from curation.views.vault import Vault, public_id
 
 KEY = bytes(range(32))
 
@@ -185,7 +185,7 @@ def test_surrogate_consistency_judges_a_batch_by_itself(tmp_path):
 
 
 def test_inconsistent_surrogates_within_a_batch_fail(tmp_path):
-    from curation.vault import VaultRecord
+    from curation.views.vault import VaultRecord
 
     with Vault(tmp_path / "v.duckdb") as vault:
         vault.replace_batch_records(
@@ -204,7 +204,7 @@ def test_inconsistent_surrogates_within_a_batch_fail(tmp_path):
 def test_only_invented_surrogates_must_differ_from_originals(tmp_path):
     """A shifted date may equal another original date (the convention keeps intervals), a tag invents
     nothing: both are reported, neither fails; an invented surrogate equal to an original fails."""
-    from curation.vault import VaultRecord, hmac_value
+    from curation.views.vault import VaultRecord, hmac_value
 
     originals = [("DATE_TIME", "2022"), ("PERSON", "Ivo Berg")]
     with Vault(tmp_path / "v.duckdb") as vault:

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from curation.batches import lookup, register, resolve, source_for
-from curation.config import ConfigError, load_config
-from curation.warehouse import Warehouse
+from curation.core.config import ConfigError, load_config
+from curation.core.warehouse import Warehouse
 
 
 def _project(tmp_path: Path) -> Path:

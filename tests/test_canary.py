@@ -10,8 +10,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from curation import canary as C
-from curation.config import bundled
+from curation.core.config import bundled
+from curation.evaluation.gold import canary as C
 
 FORMATS = {
     "secret": re.compile(r" AKIA[A-Z2-7]{16}"),

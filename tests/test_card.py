@@ -10,13 +10,13 @@ import polars as pl
 import pytest
 import yaml
 
-from curation import spans as S
-from curation.audit import ResidualAudit
-from curation.card import SURROGATE_KEY_NOTE, CardInfo, assert_card_clean, render_card, size_category
-from curation.convention import load_convention
-from curation.matching import normalize_for_match
-from curation.release import verify_release, write_release
-from curation.vault import key_fingerprint
+from curation.core import spans as S
+from curation.core.matching import normalize_for_match
+from curation.delivery.card import SURROGATE_KEY_NOTE, CardInfo, assert_card_clean, render_card, size_category
+from curation.delivery.writer import verify_release, write_release
+from curation.gates.audit import ResidualAudit
+from curation.views.convention import load_convention
+from curation.views.vault import key_fingerprint
 
 KEY = bytes(range(32))
 PRIVATE = ["Dana Whitfield", "555-0134", "dana.whitfield@acme-corp.com", "ACCT-883920"]
@@ -226,7 +226,7 @@ def test_card_ships_in_a_release_that_duckdb_reads(tmp_path: Path) -> None:
 
 def test_card_says_what_the_chosen_combination_leaves_open() -> None:
     """The spans other signals found that the mask leaves open are counted, by signal and label, never shown."""
-    from curation.signals import dropped_spans, dropped_summary
+    from curation.detect.combination import dropped_spans, dropped_summary
 
     text = "mail ann@example.com or call Ann Lee at home"
     found = [
@@ -249,7 +249,7 @@ def test_card_says_what_the_chosen_combination_leaves_open() -> None:
 
 
 def test_policy_rule_line_says_what_was_weighed_or_that_nothing_was():
-    from curation.stages.release import _policy_rule_line
+    from curation.delivery.stage import _policy_rule_line
 
     weighed = {
         "rule": "one_standard_error", "metric": "f1", "chosen": "detectors", "standard_error": 0.0004,
@@ -262,7 +262,7 @@ def test_policy_rule_line_says_what_was_weighed_or_that_nothing_was():
 
 
 def test_transfer_line_says_when_the_surprise_threshold_fell_back():
-    from curation.stages.release import _transfer_line
+    from curation.delivery.stage import _transfer_line
 
     failed = {
         "calibration_added_fraction": 0.008, "batch_added_fraction": 0.2429, "calibrated_fpr": 0.0099,

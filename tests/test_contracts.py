@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from curation.contracts import check_contract, frame_digest
+from curation.gates.contracts import check_contract, frame_digest
 
 SHA = "a" * 64
 

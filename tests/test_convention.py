@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from curation import spans as S
-from curation.convention import (
+from curation.core import spans as S
+from curation.views.convention import (
     DEFAULT_PATH,
     KNOWN_LABELS,
     STYLES,

@@ -13,10 +13,10 @@ import numpy as np
 import polars as pl
 import pytest
 
-from curation.config import ConfigError, CurationConfig, load_config
-from curation.gates import population_stability_index, score_drift
-from curation.inbox import find_batch, new_ready_batches, scan_inbox
-from curation.warehouse import Warehouse
+from curation.core.config import ConfigError, CurationConfig, load_config
+from curation.core.warehouse import Warehouse
+from curation.gates.release_gates import population_stability_index, score_drift
+from curation.ingest.inbox import find_batch, new_ready_batches, scan_inbox
 
 
 def _batch(inbox: Path, name: str, n: int = 2) -> Path:
@@ -74,7 +74,7 @@ def test_missing_inbox_is_empty(tmp_path):
 
 
 def test_ready_marker_is_not_ingested(tmp_path):
-    from curation.ingest import ingest
+    from curation.ingest.readers import ingest
 
     folder = tmp_path / "b"
     _batch(folder, "a.jsonl", n=3)
@@ -227,7 +227,7 @@ def test_score_drift_is_not_judged_on_too_few_tokens(tmp_path):
 def test_release_partition_names_every_gate_that_blocked_it_in_the_run(tmp_path):
     """The latest `release` observation (what the partition's panel shows) must list every failed blocking
     gate of the run with its reason, not just the last gate to fail; warnings and other runs do not count."""
-    from curation.gates import GateResult, record_gate, run_blocking_failures
+    from curation.gates.release_gates import GateResult, record_gate, run_blocking_failures
 
     warehouse = Warehouse(tmp_path / "w.duckdb")
     record_gate(warehouse, "b", "d", GateResult("masked_fraction_budget", False, {"reason": "too much"}), "run-1")

@@ -13,20 +13,8 @@ import pytest
 os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from curation import detectors
-from curation.detectors import (
-    LINE_SPLIT_LABELS,
-    PRESIDIO_TO_LABEL,
-    SPACY_TO_PRESIDIO,
-    TITLE,
-    DetectorConfig,
-    DetectorError,
-    DetectorSuite,
-    _trim_name_edges,
-    iban_ok,
-    luhn_ok,
-)
-from curation.spans import (
+from curation import detect as detectors
+from curation.core.spans import (
     ACCOUNT_ID,
     API_KEY,
     CONNECTION_STRING,
@@ -49,7 +37,19 @@ from curation.spans import (
     USERNAME,
     Span,
 )
-from curation.surrogates import nrp_reading
+from curation.detect import (
+    LINE_SPLIT_LABELS,
+    PRESIDIO_TO_LABEL,
+    SPACY_TO_PRESIDIO,
+    TITLE,
+    DetectorConfig,
+    DetectorError,
+    DetectorSuite,
+    _trim_name_edges,
+    iban_ok,
+    luhn_ok,
+)
+from curation.views.surrogates import nrp_reading
 
 DENIED = "Zanzibar-Quokka-77"
 ALLOWED = "Acme Widgets Inc"
@@ -362,7 +362,7 @@ def test_address_place_after_unit(rules_only: DetectorSuite) -> None:
 
 
 def test_multiline_address_is_one_span_per_line_without_the_separators():
-    from curation.detectors import split_lines
+    from curation.detect import split_lines
 
     text = "Send it to:\n  42 Harbor Road,\n  Apt. 7\n  Portland, OR 97201\nthanks"
     start = text.index("42")
@@ -493,7 +493,7 @@ def test_compass_descriptor_trimmed_from_places() -> None:
 
 
 def test_relative_weekday_is_not_a_date() -> None:
-    from curation.detectors import _clean_ner
+    from curation.detect import _clean_ner
 
     assert _clean_ner(DATE_TIME, "the last Sunday", 0, 15) is None
     assert _clean_ner(DATE_TIME, "next Friday morning", 0, 19) is None
@@ -501,7 +501,7 @@ def test_relative_weekday_is_not_a_date() -> None:
 
 
 def test_truecase_all_caps_words_for_ner() -> None:
-    from curation.detectors import _truecase
+    from curation.detect import _truecase
 
     text = "We met in STAVANGER and BAD HOMBURG near the USA office, IBAN attached."
     out = _truecase(text)
@@ -520,7 +520,7 @@ def test_truecased_caps_place_is_found(suite: DetectorSuite) -> None:
 
 
 def test_every_rule_is_in_exactly_one_family() -> None:
-    from curation.detectors.suite import RULE_FAMILIES
+    from curation.detect.suite import RULE_FAMILIES
 
     rule_names = [r.name for r in detectors.PII_RULES + detectors.CREDENTIAL_RULES]
     finders = {"street_address", "address_block", "nrp", "job_title", "phone"}

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import numpy as np
 
-from curation import gates
-from curation.card import CardInfo, render_card
-from curation.config import load_config
-from curation.inbox import DOMAIN_MARKER, scan_inbox
+from curation.core.config import load_config
+from curation.delivery.card import CardInfo, render_card
+from curation.gates.release_gates import release_gates as gates
+from curation.ingest.inbox import DOMAIN_MARKER, scan_inbox
 
 
 def _labeled(path: Path, n: int = 3) -> Path:
@@ -118,7 +118,7 @@ def test_the_card_opens_with_the_coverage_statement(tmp_path):
 
 
 def test_bootstrap_intervals_resample_documents_and_bracket_the_pooled_value():
-    from curation.calibration import bootstrap_intervals
+    from curation.policy.calibration import bootstrap_intervals
 
     rng = np.random.default_rng(1)
     counts = np.array([[rng.integers(5, 20), rng.integers(0, 5), 20, 200] for _ in range(40)])

@@ -9,7 +9,7 @@ import dagster as dg
 import duckdb
 import pytest
 
-from curation.release import verify_release
+from curation.delivery.writer import verify_release
 from definitions import defs
 from tests.conftest import run_job
 
@@ -35,7 +35,7 @@ def _materialize(config_file: Path, instance, selection: dg.AssetSelection):
     "Materialize" on them in the UI would."""
     from assets import ALL_ASSETS
     from checks import ALL_CHECKS
-    from curation.config import load_config
+    from curation.core.config import load_config
     from resources import CurationSettings, build_resources
 
     batch = load_config(config_file).batch_id
@@ -275,7 +275,7 @@ def test_audit_copy_is_indexed_and_kept_in_the_vault_only(e2e):
     stored next to the surrogate map in the vault and never in the release."""
     import re
 
-    from curation.vault import Vault
+    from curation.views.vault import Vault
 
     _, config = e2e
     with Vault(config.vault_path) as vault:
@@ -292,7 +292,7 @@ def test_audit_copy_is_indexed_and_kept_in_the_vault_only(e2e):
 
 def test_a_raising_check_blocks_the_release(scored_copy, monkeypatch):
     """Fault injection: a gate that crashes produces no result, and no result counts as a failure."""
-    from curation import gates
+    from curation.gates.release_gates import release_gates as gates
 
     def crash(*args, **kwargs):
         raise RuntimeError("audit backend unavailable")
@@ -318,10 +318,10 @@ def test_second_batch_run_leaves_the_current_calibration_alone(scored_copy):
     `validation_scores` for the model slot. A second batch with nothing changed runs the delivery assets
     only; an edited label makes the calibration stale again."""
     from curation.batches import calibration_is_current
-    from curation.config import load_config
-    from curation.scoring import ReferenceScorer
-    from curation.stages.detection import detector_key, detector_suite
-    from curation.warehouse import Warehouse
+    from curation.core.config import load_config
+    from curation.core.warehouse import Warehouse
+    from curation.detect.stage import detector_key, detector_suite
+    from curation.score.scorer import ReferenceScorer
 
     config_file = scored_copy / "curation.yaml"
     # a second labeled set for the tagger (texts the warehouse has scored already, under another domain)
@@ -352,7 +352,7 @@ def test_second_batch_run_leaves_the_current_calibration_alone(scored_copy):
 
 def _mask_calibration(config_file: Path, batch_id: str) -> tuple[str, dict]:
     """The calibration id a batch's masks were made with, and that calibration's summary."""
-    from curation.config import load_config
+    from curation.core.config import load_config
 
     config = load_config(config_file)
     con = duckdb.connect(str(config.warehouse_path), read_only=True)
@@ -398,7 +398,7 @@ def test_a_batch_of_another_domain_uses_its_own_calibration_or_says_it_is_unveri
     evaluations = [e.event_specific_data for e in posts.all_events if e.event_type_value == "ASSET_CHECK_EVALUATION"]
     warning = next(e for e in evaluations if e.asset_check_key.name == "calibration_coverage")
     assert warning.severity == dg.AssetCheckSeverity.WARN
-    from curation.config import load_config
+    from curation.core.config import load_config
 
     folders = [p for p in load_config(config_file).releases_path.iterdir() if not p.name.startswith(".")]
     release = max(folders, key=lambda p: p.stat().st_mtime)  # the posts batch ran last

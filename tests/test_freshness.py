@@ -5,9 +5,9 @@ import shutil
 
 import pytest
 
-from curation.config import load_config
-from curation.freshness import batch_fingerprint, check, code_digest, digest_path, run_fingerprint
-from curation.warehouse import Warehouse
+from curation.core.config import load_config
+from curation.core.warehouse import Warehouse
+from curation.delivery.freshness import batch_fingerprint, check, code_digest, digest_path, run_fingerprint
 
 PARTS = {"code": "c0", "model_key": "m#1", "detector_versions": {"ruleset": "r1"}, "key_id": "k1"}
 

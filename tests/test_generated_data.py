@@ -15,7 +15,7 @@ if str(Path(__file__).resolve().parents[1]) not in sys.path:  # plain `pytest` w
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.synthetic import cli, datasets
-from curation import spans
+from curation.core import spans
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "curation" / "data"

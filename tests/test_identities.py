@@ -6,13 +6,13 @@ import re
 
 import pytest
 
-from curation import spans as S
-from curation.config import CurationConfig
-from curation.convention import load_convention
-from curation.identities import mask_name_variants, name_parts, variant_words
-from curation.masking import redact
-from curation.stages.detection import detector_suite
-from curation.surrogates import Scope, SurrogateEngine
+from curation.core import spans as S
+from curation.core.config import CurationConfig
+from curation.detect.stage import detector_suite
+from curation.policy.identities import mask_name_variants, name_parts, variant_words
+from curation.policy.masking import redact
+from curation.views.convention import load_convention
+from curation.views.surrogates import Scope, SurrogateEngine
 
 CONVERSATION = {
     "t1": "customer: Hello, this is Quillon Vasquez-Ardent calling about my order.\nagent: Can you confirm the date?",

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from curation.ingest import (
+from curation.ingest.readers import (
     DOCUMENT_SCHEMA,
     GOLD_SCHEMA,
     QUARANTINE_SCHEMA,
@@ -448,8 +448,8 @@ def test_compressed_parquet_and_unknown_compressed_formats_are_refused(tmp_path:
 
 
 def test_inbox_takes_compressed_batches_under_their_plain_name(tmp_path: Path) -> None:
-    from curation.inbox import COMPRESSION_SUFFIXES, scan_inbox
-    from curation.ingest import COMPRESSIONS
+    from curation.ingest.inbox import COMPRESSION_SUFFIXES, scan_inbox
+    from curation.ingest.readers import COMPRESSIONS
 
     assert set(COMPRESSION_SUFFIXES) == set(COMPRESSIONS)
     (tmp_path / "acme-2026-12.jsonl.gz").write_bytes(b"")

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from curation.labeled import (
+from curation.core.spans import Span
+from curation.labels.label_map import map_label
+from curation.labels.sets import (
     LabeledFormatError,
     LabeledRecord,
     from_brat,
@@ -16,8 +18,6 @@ from curation.labeled import (
     split_records,
     write_labeled,
 )
-from curation.labelmap import map_label
-from curation.spans import Span
 
 PRESIDIO_DIR = Path("/work/shared/data/presidio_synth")
 needs_presidio = pytest.mark.skipif(
@@ -156,7 +156,7 @@ def test_shared_sets_load_as_they_are_with_convention_labels(name: str) -> None:
     path = Path("/work/shared/data") / name / "labeled.jsonl"
     if not path.exists():
         pytest.skip("shared dev data not available")
-    from curation.labelmap import CONVENTION_LABELS
+    from curation.labels.label_map import CONVENTION_LABELS
 
     records = load_labeled(path)
     labels = {s.label for r in records for s in r.spans}
@@ -192,7 +192,7 @@ def test_unknown_label_names_label_file_and_known_labels(tmp_path: Path) -> None
 
 
 def test_tagger_labeled_sets_are_checked_when_the_config_loads(tmp_path: Path) -> None:
-    from curation.config import ConfigError, load_config
+    from curation.core.config import ConfigError, load_config
 
     good = tmp_path / "court.jsonl"
     good.write_text('{"id": "a", "text": "x"}\n')

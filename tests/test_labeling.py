@@ -12,9 +12,8 @@ import numpy as np
 import pytest
 
 from curation.cli import main
-from curation.convention import KNOWN_LABELS
-from curation.labeled import load_labeled
-from curation.labeling import (
+from curation.core.spans import Span, merge
+from curation.labels.loop import (
     Candidate,
     LabelImportError,
     config_path_for,
@@ -26,7 +25,8 @@ from curation.labeling import (
     tagger_uncertainty,
     write_tasks,
 )
-from curation.spans import Span, merge
+from curation.labels.sets import load_labeled
+from curation.views.convention import KNOWN_LABELS
 
 TEXT = "Call Dana Whitfield at dana@example.com today."
 
@@ -220,7 +220,7 @@ def _label_studio_venv() -> Path:
     import subprocess
     import sys
 
-    from curation.scoring import cache_root
+    from curation.score.scorer import cache_root
 
     venv = cache_root() / "label-studio-venv"
     python = venv / "bin" / "python"

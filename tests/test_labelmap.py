@@ -11,10 +11,9 @@ import pytest
 import yaml
 
 from curation.cli import build_parser, main
-from curation.config import ConfigError, load_config
-from curation.ingest import ingest
-from curation.labeled import LabeledFormatError, from_presidio_research_json, load_labeled, write_labeled
-from curation.labelmap import (
+from curation.core.config import ConfigError, load_config
+from curation.ingest.readers import ingest
+from curation.labels.label_map import (
     CONVENTION_LABELS,
     CREDDATA_PARTS,
     DEFAULT_LABEL_MAP,
@@ -23,6 +22,7 @@ from curation.labelmap import (
     load_label_map,
     map_label,
 )
+from curation.labels.sets import LabeledFormatError, from_presidio_research_json, load_labeled, write_labeled
 
 # presidio-research's generator output types (PresidioSentenceFaker, the older FakeDataGenerator and its
 # InputSample tags) and the entities Presidio 2.2's predefined recognizers emit.
@@ -225,7 +225,7 @@ def test_eval_reports_a_bad_label_map_and_exits_2(tmp_path: Path, capsys) -> Non
 
 
 def test_config_label_map_is_validated_and_applies_to_labeled_files_and_input(tmp_path: Path) -> None:
-    from curation.stages.ingestion import validation_rows
+    from curation.ingest.stage import validation_rows
 
     record = {"id": "v", "text": "Kunde Anna", "spans": [{"start": 6, "end": 10, "label": "Kunde"}]}
     val = _write(tmp_path / "val.jsonl", [record])
@@ -249,7 +249,7 @@ def test_config_label_map_is_validated_and_applies_to_labeled_files_and_input(tm
 
 
 def test_label_map_file_is_part_of_the_run_fingerprint(tmp_path: Path) -> None:
-    from curation.freshness import run_fingerprint
+    from curation.delivery.freshness import run_fingerprint
 
     parts = {"code": "c0", "model_key": "m#1", "detector_versions": {"ruleset": "r1"}, "key_id": "k1"}
     _label_map(tmp_path, {"Kunde": "PERSON"})

@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from curation import leakage as L
-from curation.card import CardInfo, render_card
-from curation.config import load_config
-from curation.spans import Span
-from curation.warehouse import Warehouse
+from curation.core.config import load_config
+from curation.core.spans import Span
+from curation.core.warehouse import Warehouse
+from curation.delivery.card import CardInfo, render_card
+from curation.evaluation.gold import leakage as L
 
 
 def test_released_text_only_blanks_what_we_wrote():

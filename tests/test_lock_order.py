@@ -18,12 +18,12 @@ from pathlib import Path
 
 import polars as pl
 
-from curation.config import CurationConfig
-from curation.convention import load_convention
-from curation.stages.surrogates import surrogate_stage
-from curation.surrogates import SurrogateEngine
-from curation.vault import Vault
-from curation.warehouse import Warehouse
+from curation.core.config import CurationConfig
+from curation.core.warehouse import Warehouse
+from curation.views.convention import load_convention
+from curation.views.stage import surrogate_stage
+from curation.views.surrogates import SurrogateEngine
+from curation.views.vault import Vault
 
 KEY = bytes(range(32))
 ROUNDS = 12
@@ -32,13 +32,13 @@ LOCK_TIMEOUT_S = 20.0
 _STEP = """
 import dataclasses, sys
 from pathlib import Path
-from curation import gates
-from curation.config import CurationConfig
-from curation.convention import load_convention
-from curation.stages.surrogates import surrogate_stage
-from curation.surrogates import SurrogateEngine
-from curation.vault import Vault
-from curation.warehouse import Warehouse
+from curation.gates.release_gates import release_gates as gates
+from curation.core.config import CurationConfig
+from curation.views.convention import load_convention
+from curation.views.stage import surrogate_stage
+from curation.views.surrogates import SurrogateEngine
+from curation.views.vault import Vault
+from curation.core.warehouse import Warehouse
 
 role, root, batch, rounds, timeout = sys.argv[1], Path(sys.argv[2]), sys.argv[3], int(sys.argv[4]), float(sys.argv[5])
 warehouse = Warehouse(root / "w.duckdb", lock_timeout_s=timeout)

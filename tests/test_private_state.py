@@ -12,9 +12,9 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from curation.config import load_config
-from curation.vault import Vault, VaultRecord, configured_key
-from curation.warehouse import Warehouse
+from curation.core.config import load_config
+from curation.core.warehouse import Warehouse
+from curation.views.vault import Vault, VaultRecord, configured_key
 
 
 def _mode(path: Path) -> int:

@@ -177,9 +177,9 @@ def test_kept_actors_score_the_next_batch_identically_and_exit_when_idle(ray_clu
 
     # An actor kept for 5 idle seconds exits by itself (another shape, so its own pool: no CPU of its own,
     # since the two kept actors hold both of the cluster's).
-    from curation.config import EngineConfig
-    from curation.engine import score_on_ray
-    from curation.scoring import ScoringConfig
+    from curation.core.config import EngineConfig
+    from curation.score.executor import score_on_ray
+    from curation.score.scorer import ScoringConfig
 
     short = EngineConfig(kind="ray", address=address, actors=1, num_cpus=0, keep_actors_s=5)
     rows = []

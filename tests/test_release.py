@@ -16,7 +16,7 @@ import duckdb
 import polars as pl
 import pytest
 
-from curation.release import (
+from curation.delivery.writer import (
     ReleaseError,
     ReleaseExistsError,
     _digest,
@@ -130,7 +130,7 @@ def test_stale_temp_folder_is_reported_not_deleted(tmp_path: Path) -> None:
 _SLOW_WRITER = """
 import sys
 import polars as pl
-from curation.release import write_release
+from curation.delivery.writer import write_release
 docs = pl.DataFrame({"doc_id": [f"d{i}" for i in range(100_000)], "text": ["x"] * 100_000})
 write_release(sys.argv[1], "killed", {"documents": docs}, "# card", {}, shard_rows=1)
 """
@@ -281,7 +281,7 @@ def test_release_id_is_a_valid_folder_name(tmp_path: Path) -> None:
 
 
 def _key(fill: str = "ab"):
-    from curation.vault import KeyInfo, key_fingerprint
+    from curation.views.vault import KeyInfo, key_fingerprint
 
     key = bytes.fromhex(fill * 32)
     return KeyInfo(key, key_fingerprint(key), False)

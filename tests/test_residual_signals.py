@@ -7,10 +7,10 @@ import json
 
 import polars as pl
 
-from curation import gates
-from curation.config import CurationConfig
-from curation.residual_signals import name_variant_scan
-from curation.warehouse import Warehouse
+from curation.core.config import CurationConfig
+from curation.core.warehouse import Warehouse
+from curation.gates.release_gates import release_gates as gates
+from curation.gates.residual_signals import name_variant_scan
 
 TEXT = "customer: This is Quillon Vasquez-Ardent.\nagent: Thanks Quillon, and hello again Ms. Vasquez-Ardent."
 

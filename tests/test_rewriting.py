@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from curation import spans as S
-from curation.convention import load_convention
-from curation.rewriting import (
+from curation.core import spans as S
+from curation.views.convention import load_convention
+from curation.views.rewriting import (
     RewriteConfig,
     Rewriter,
     RewriteRequest,
@@ -24,7 +24,7 @@ from curation.rewriting import (
     typed_tag_fallback,
     verify_rewrite,
 )
-from curation.surrogates import Scope, SurrogateEngine
+from curation.views.surrogates import Scope, SurrogateEngine
 
 CFG = RewriteConfig(enabled=True)
 

@@ -11,13 +11,13 @@ import dataclasses
 
 import polars as pl
 
-from curation.config import CurationConfig
-from curation.convention import load_convention
-from curation.rewriting import RewriteConfig, Rewriter
-from curation.stages.surrogates import surrogate_stage
-from curation.surrogates import SurrogateEngine
-from curation.vault import Vault
-from curation.warehouse import Warehouse
+from curation.core.config import CurationConfig
+from curation.core.warehouse import Warehouse
+from curation.views.convention import load_convention
+from curation.views.rewriting import RewriteConfig, Rewriter
+from curation.views.stage import surrogate_stage
+from curation.views.surrogates import SurrogateEngine
+from curation.views.vault import Vault
 
 TEXT = (
     "Dana Whitfield called about invoice 4471 and asked for a refund.\n\n"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from curation.scoring import ReferenceScorer, ScoringConfig
+from curation.score.scorer import ReferenceScorer, ScoringConfig
 
 TEXT = "Hello Dana, café naïve 日本語 — your token is hX9#kq2Lz!Vw.\n" * 3
 
@@ -58,8 +58,8 @@ def test_prompted_and_contrastive_scores_differ_and_have_their_own_cache_key(sco
 
 
 def test_loss_mask_projects_onto_a_downstream_tokenizer(scorer):
-    from curation.masking import loss_mask_for_tokenizer
-    from curation.spans import Span
+    from curation.core.spans import Span
+    from curation.policy.masking import loss_mask_for_tokenizer
 
     text = "key = 'hX9#kq2Lz!Vw' # rotate monthly"
     start = text.index("hX9")
@@ -71,7 +71,7 @@ def test_loss_mask_projects_onto_a_downstream_tokenizer(scorer):
 
 
 def test_batch_tokens_auto_is_the_cpu_default_and_explicit_values_win():
-    from curation.scoring import CPU_BATCH_TOKENS, ReferenceScorer, ScoringConfig, auto_batch_tokens
+    from curation.score.scorer import CPU_BATCH_TOKENS, ReferenceScorer, ScoringConfig, auto_batch_tokens
 
     assert auto_batch_tokens("cpu") == CPU_BATCH_TOKENS
     assert ReferenceScorer(ScoringConfig(device="cpu")).batch_tokens == CPU_BATCH_TOKENS
@@ -86,7 +86,7 @@ def test_model_key_on_a_cpu_only_host_does_not_import_torch():
     assert ReferenceScorer(ScoringConfig()).model_key  # first use may convert the GGUF file (needs torch)
     code = (
         "import sys\n"
-        "from curation.scoring import ReferenceScorer, ScoringConfig, no_accelerator_possible\n"
+        "from curation.score.scorer import ReferenceScorer, ScoringConfig, no_accelerator_possible\n"
         "key = ReferenceScorer(ScoringConfig()).model_key\n"
         "print(no_accelerator_possible(), 'torch' in sys.modules, bool(key))\n"
     )
@@ -115,8 +115,8 @@ def test_progress_reports_tokens_within_one_long_text(small_batches):
 
 def test_scoring_stage_logs_token_progress(small_batches, tmp_path, monkeypatch):
     """The stage's log lines (what the Dagster run log shows) count tokens across the batch's texts."""
-    import curation.stages.scoring as scoring_stage
-    from curation.warehouse import Warehouse
+    import curation.score.stage as scoring_stage
+    from curation.core.warehouse import Warehouse
 
     monkeypatch.setattr(scoring_stage, "PROGRESS_EVERY_S", 0.0)  # every batch, not every 10 s
     lines: list[str] = []
@@ -135,7 +135,7 @@ def plain_forward_nll(scorer: ReferenceScorer, text: str) -> np.ndarray:
     batching), NLL of the tokens the chunk emits."""
     import torch
 
-    from curation.scoring import plan_chunks
+    from curation.score.scorer import plan_chunks
 
     ids, _, _ = scorer.tokenize(text)
     prefix = scorer._prefix_ids()
@@ -162,7 +162,7 @@ def test_scores_equal_a_plain_forward(dtype, max_diff, mean_diff, plan, monkeypa
     width-bucketed calls with filler rows on accelerators, run here on the CPU) give the NLLs of one plain
     forward per chunk (fp32: to rounding; bf16: the output layer's chunking and padding change the kernels'
     blocking, so a looser bound per token, a tight one on average)."""
-    from curation.scoring import CallPlan
+    from curation.score.scorer import CallPlan
 
     if plan == "accelerator":
         monkeypatch.setattr(ReferenceScorer, "call_plan", property(lambda self: CallPlan(16, 3)))
@@ -212,7 +212,7 @@ def test_call_plan_covers_every_chunk_once_in_calls_of_fixed_shape():
     them, so its shape (width bucket x rows) depends on nothing but its own chunks' lengths."""
     import random
 
-    from curation.scoring import CallPlan, call_plan_for
+    from curation.score.scorer import CallPlan, call_plan_for
 
     assert call_plan_for("cpu", 1024) == CallPlan(1, 1)
     assert call_plan_for("cuda", 8192, 512) == CallPlan(64, 16)

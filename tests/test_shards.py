@@ -11,13 +11,13 @@ import duckdb
 import numpy as np
 import polars as pl
 import pytest
-
-from curation.config import ConfigError, CurationConfig, ShardingConfig, load_config
-from curation.scoring import ReferenceScorer, ScoringConfig
-from curation.shards import merge_shards, plan_shards, score_shard, work_folder
 from curation.stages import scoring as scoring_stage
-from curation.tagger import HiddenStateCache
-from curation.warehouse import Warehouse, sha256_text
+
+from curation.core.config import ConfigError, CurationConfig, ShardingConfig, load_config
+from curation.core.warehouse import Warehouse, sha256_text
+from curation.score.scorer import ReferenceScorer, ScoringConfig
+from curation.score.shards import merge_shards, plan_shards, score_shard, work_folder
+from curation.tagger.model import HiddenStateCache
 from tests.conftest import run_job
 
 TEXTS = [

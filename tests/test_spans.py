@@ -5,7 +5,7 @@ import itertools
 from hypothesis import given
 from hypothesis import strategies as st
 
-from curation.spans import Span, char_mask, covered_chars, intersect, merge, spans_from_mask, subtract
+from curation.core.spans import Span, char_mask, covered_chars, intersect, merge, spans_from_mask, subtract
 
 N = 60
 spans_strategy = st.lists(

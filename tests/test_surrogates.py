@@ -15,9 +15,9 @@ from faker import Faker
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from curation import spans as S
-from curation.convention import KNOWN_LABELS, convention_from_dict, load_convention
-from curation.surrogates import (
+from curation.core import spans as S
+from curation.views.convention import KNOWN_LABELS, convention_from_dict, load_convention
+from curation.views.surrogates import (
     EXAMPLE_DOMAINS,
     IdentityResolver,
     Scope,
@@ -28,7 +28,7 @@ from curation.surrogates import (
     parse_name,
     shift_dates,
 )
-from curation.vault import (
+from curation.views.vault import (
     HmacKeyError,
     KeyInfo,
     Vault,

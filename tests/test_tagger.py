@@ -9,9 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from curation.calibration import ScoredDoc
-from curation.scoring import ReferenceScorer, ScoringConfig, TokenScores
-from curation.signals import (
+from curation.core.spans import Span
+from curation.detect.combination import (
     CONFIRMED,
     CREDSWEEPER,
     RULES,
@@ -20,8 +19,9 @@ from curation.signals import (
     choose_combination,
     select_sources,
 )
-from curation.spans import Span
-from curation.tagger import (
+from curation.policy.calibration import ScoredDoc
+from curation.score.scorer import ReferenceScorer, ScoringConfig, TokenScores
+from curation.tagger.model import (
     HiddenStateCache,
     TaggedText,
     Tagger,
@@ -173,7 +173,7 @@ def test_a_combination_within_the_noise_of_the_best_that_finds_more_is_chosen():
 
 
 def test_card_reports_the_tagger_per_domain():
-    from curation.card import CardInfo, render_card
+    from curation.delivery.card import CardInfo, render_card
 
     tagger = {
         "tagger_key": "tagger-abc",
@@ -228,7 +228,7 @@ def test_batched_prediction_equals_one_text_at_a_time():
 def test_credsweeper_batched_scan_equals_one_text_at_a_time():
     """One scan + one ML call for many texts must give each text exactly its own spans: the same secret in
     two texts is found in both (no grouping or de-duplication across texts), prose is not scanned."""
-    from curation.signals import credsweeper_spans
+    from curation.detect.combination import credsweeper_spans
 
     texts = [
         "db_password = 'Xq9!vTz2#LmW8rKp'\nuser = 'admin'\n",

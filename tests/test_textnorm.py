@@ -5,11 +5,11 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from curation import spans as S
-from curation.identities import mask_name_variants, name_parts
-from curation.spans import Span
-from curation.textnorm import fold, for_matching
-from curation.vault import normalize_value
+from curation.core import spans as S
+from curation.core.spans import Span
+from curation.core.textnorm import fold, for_matching
+from curation.policy.identities import mask_name_variants, name_parts
+from curation.views.vault import normalize_value
 
 ZWSP, SOFT_HYPHEN, ZWJ = "\u200b", "\u00ad", "\u200d"
 
@@ -69,7 +69,7 @@ def test_spellings_that_read_alike_share_one_vault_identity() -> None:
 
 
 def test_detectors_read_the_matching_view_and_answer_in_original_offsets() -> None:
-    from curation.detectors import DetectorConfig, DetectorSuite
+    from curation.detect import DetectorConfig, DetectorSuite
 
     suite = DetectorSuite(DetectorConfig(use_presidio=False))
     texts = [
@@ -85,7 +85,7 @@ def test_detectors_read_the_matching_view_and_answer_in_original_offsets() -> No
 
 
 def test_the_leak_matcher_finds_a_value_through_invisible_and_look_alike_characters() -> None:
-    from curation.matching import ValueFinder
+    from curation.core.matching import ValueFinder
 
     finder = ValueFinder([(S.PERSON, "Perpetua Zangwill")])
     for text in (f"ask Perpetua Zan{ZWSP}gwill", "ask Реrpetua Zangwill", "ask Ｐｅｒｐｅｔｕａ Zangwill"):

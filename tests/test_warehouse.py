@@ -3,7 +3,7 @@
 import polars as pl
 import pytest
 
-from curation.warehouse import Warehouse
+from curation.core.warehouse import Warehouse
 
 
 def _frame(*ids: str) -> pl.DataFrame:

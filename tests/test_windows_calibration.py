@@ -6,9 +6,9 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from curation.calibration import Metrics, auroc, char_metrics, choose_point, sweep
-from curation.scoring import TokenScores, plan_chunks
-from curation.windows import (
+from curation.policy.calibration import Metrics, auroc, char_metrics, choose_point, sweep
+from curation.score.scorer import TokenScores, plan_chunks
+from curation.score.windows import (
     Windows,
     WindowSpec,
     build_windows,
@@ -102,8 +102,8 @@ def test_metrics_and_operating_points_by_hand():
 
 def _policy_doc(i, gold, detected, surprising, n=40):
     """A document of one-character tokens: NLL 10 on ``surprising`` characters, 1 elsewhere."""
-    from curation.calibration import ScoredDoc
-    from curation.spans import Span
+    from curation.core.spans import Span
+    from curation.policy.calibration import ScoredDoc
 
     nll = np.ones(n, np.float32)
     for a, b in surprising:
@@ -123,7 +123,7 @@ def test_policy_rule_keeps_the_detectors_within_one_standard_error_of_the_best()
     """A surprise threshold fitted to one document's two missed characters (and one false alarm) is
     noise on ten documents: the detectors-only policy is kept. Where the detectors miss half of every
     span, the threshold policy is clearly better and is chosen."""
-    from curation.calibration import SurpriseParams, calibrate
+    from curation.policy.calibration import SurpriseParams, calibrate
 
     params = [SurpriseParams(WindowSpec("fixed", 1, 1, "mean_nll"), "global", 1)]
     noisy = [
@@ -154,9 +154,9 @@ def test_policy_rule_keeps_the_detectors_within_one_standard_error_of_the_best()
 def test_a_surprise_threshold_that_does_not_carry_over_to_the_batch_falls_back_to_the_detectors():
     """Calibrated where surprise finds the detectors' misses and nothing else; a batch where the same
     threshold fires on a quarter of the clean text cannot have kept the collateral: detectors alone."""
-    from curation.calibration import SurpriseParams, calibrate
-    from curation.masking import surprise_added_fraction
-    from curation.stages.masking import checked_transfer
+    from curation.policy.calibration import SurpriseParams, calibrate
+    from curation.policy.masking import surprise_added_fraction
+    from curation.policy.masking_stage import checked_transfer
 
     params = [SurpriseParams(WindowSpec("fixed", 1, 1, "mean_nll"), "global", 1)]
     labeled = [_policy_doc(i, [(5, 15)], [(5, 10)], [(10, 15)]) for i in range(10)]

@@ -11,7 +11,7 @@ from benchmarks.synthetic.people import Person, address_for, first_name, make_pe
 from benchmarks.synthetic.records import build_record, record_problems
 from benchmarks.synthetic.text import Doc, Picker, Slots
 from benchmarks.synthetic.values import account_id, credit_card, fmt_date, iban, ipv4, ipv6, order_id
-from curation.spans import (
+from curation.core.spans import (
     ACCOUNT_ID,
     CREDIT_CARD,
     DATE_TIME,

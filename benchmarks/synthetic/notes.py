@@ -9,7 +9,7 @@ from benchmarks.synthetic.people import full_name, make_person, person_slots
 from benchmarks.synthetic.records import build_record, record_problems
 from benchmarks.synthetic.text import Doc, Picker, Slots
 from benchmarks.synthetic.values import fmt_date, iban, us_phone
-from curation.spans import (
+from curation.core.spans import (
     ACCOUNT_ID,
     DATE_TIME,
     IBAN_CODE,

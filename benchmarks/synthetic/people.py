@@ -9,7 +9,7 @@ from faker import Faker
 from benchmarks.synthetic.context import Ctx, fresh_value, retry
 from benchmarks.synthetic.text import Slots
 from benchmarks.synthetic.values import ascii_slug, us_phone
-from curation.spans import (
+from curation.core.spans import (
     EMAIL_ADDRESS,
     LOCATION,
     PERSON,

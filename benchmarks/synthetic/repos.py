@@ -32,7 +32,7 @@ from benchmarks.synthetic.values import (
     sha_hex,
     slack_token,
 )
-from curation.spans import (
+from curation.core.spans import (
     API_KEY,
     CONNECTION_STRING,
     EMAIL_ADDRESS,

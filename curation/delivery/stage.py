@@ -1,0 +1,181 @@
+"""Release: the dataset card's facts and the tables a release ships (configured views, public ids)."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from curation.core.config import CurationConfig
+from curation.core.warehouse import CALIBRATION_BATCH, Warehouse, stage_summary
+from curation.delivery.card import CardInfo
+from curation.policy.calibration import finite_or_none
+from curation.policy.calibration_stage import current_calibration
+from curation.views.stage import RELEASE_ID_COLUMNS
+from curation.views.vault import public_id
+
+
+def card_info(
+    config: CurationConfig,
+    warehouse: Warehouse,
+    model_key: str,
+    *,
+    versions: dict,
+    key_id: str,
+    is_dev_key: bool,
+    gates: dict[str, dict],
+    convention_yaml: str,
+    plots: dict[str, str],
+) -> CardInfo:
+    """Everything the dataset card prints, from the warehouse (counts, metrics, gates; no values)."""
+    batch = config.batch_id
+    counts = warehouse.query(
+        "SELECT (SELECT count(*) FROM documents WHERE batch_id = $1) AS docs,"
+        " (SELECT count(*) FROM quarantine WHERE batch_id = $1) AS quarantined,"
+        " (SELECT coalesce(sum(n_chars), 0) FROM documents WHERE batch_id = $1) AS chars,"
+        ' (SELECT coalesce(sum("end" - "start"), 0) FROM mask_spans WHERE batch_id = $1) AS masked',
+        [batch],
+    ).row(0, named=True)
+    labels = warehouse.query(
+        "SELECT label, count(*) AS n FROM mask_spans WHERE batch_id = ? GROUP BY 1 ORDER BY 1", [batch]
+    )
+    _, applied, summary = current_calibration(config, warehouse, model_key)
+    from curation.gates.release_gates import calibration_coverage
+
+    coverage = calibration_coverage(summary, config)
+    validation = summary["validation"]
+    heldout = summary["heldout"]
+    residual = gates.get("residual_detector_audit")
+    mask_summary = stage_summary(warehouse, batch, "mask_spans")
+    leak = gates.get("residual_leak_scan", {})
+    limitations = []
+    if is_dev_key:
+        limitations.append("Surrogates were made with a generated DEV key: this build is not a real delivery.")
+    return CardInfo(
+        pretty_name=config.release.pretty_name,
+        summary=(
+            "Privacy-sanitized text/code corpus produced by `curation`: detector and surprise-masking spans, "
+            "rewritten with consistent fictional surrogates (and a typed-tag redacted view)."
+        ),
+        license=config.release.license,
+        tags=["privacy", "pii-redaction", "surprise-masking"],
+        source_batches=[batch],
+        documents=counts["docs"],
+        quarantined=counts["quarantined"],
+        masked_chars=int(counts["masked"]),
+        total_chars=int(counts["chars"]),
+        spans_per_label=dict(labels.iter_rows()),
+        convention_yaml=convention_yaml,
+        key_id=key_id,
+        detectors=versions,
+        reference_model={"model_key": model_key, "scoring": config.scoring.cache_fields()},
+        thresholds={
+            "policy": applied.policy,
+            "params": applied.params.name,
+            "threshold": finite_or_none(applied.threshold),
+            "per_kind_thresholds": {k: finite_or_none(v) for k, v in applied.per_kind_thresholds.items()},
+            "objective": config.calibration.objective,
+            "collateral_budget": config.calibration.collateral_budget,
+            **({"policy_rule": _policy_rule_line(summary["policy_rule"])} if summary.get("policy_rule") else {}),
+            **(
+                {"surprise_transfer": _transfer_line(mask_summary["surprise_transfer"])}
+                if mask_summary.get("surprise_transfer")
+                else {}
+            ),
+        },
+        validation_metrics={**(validation["metrics"] or {}), "auroc": validation["auroc"]},
+        held_out_metrics={**(heldout["metrics"] or {}), "auroc": heldout["auroc"]},
+        plots=plots,
+        collateral={
+            "heldout_collateral_rate": (heldout["metrics"] or {}).get("fpr"),
+            "heldout_coverage": (heldout["metrics"] or {}).get("tpr"),
+            "batch_masked_fraction": round(counts["masked"] / counts["chars"], 4) if counts["chars"] else None,
+            "automatic_recall_on_supplied_labels": mask_summary.get("automatic_recall_on_supplied_labels"),
+            "supplied_labels_masked": mask_summary.get("supplied_labels_masked"),
+            "name_variant_spans": (mask_summary.get("name_variants") or {}).get("variant_spans"),
+        },
+        residual_audit=residual,
+        independent_audit=gates.get("residual_independent_audit"),
+        known_value_findings=leak.get("findings"),
+        gates=gates,
+        limitations=limitations,
+        contact=config.release.contact,
+        tagger={
+            **{k: v for k, v in stage_summary(warehouse, CALIBRATION_BATCH, "pii_tagger").items() if k != "enabled"},
+            "detector_combination": summary.get("detector_combination"),
+            "dropped_by_combination": mask_summary.get("dropped_by_combination"),
+        }
+        if config.tagger.enabled
+        else {},
+        calibration_coverage={"passed": coverage.passed, **coverage.detail},
+        # the views the release ships, so the card's `configs:` lets `datasets` load the folder as is
+        tables={name: frame.height for name, frame in internal_release_tables(config, warehouse).items()},
+    )
+
+
+def rekey_ids(frame: pl.DataFrame, key: bytes, batch_id: str) -> pl.DataFrame:
+    """Replace record and scope ids by their public ids (an id may itself be private: an email, a
+    ticket number), ordered by the public id so the original order does not show either."""
+    out = frame
+    for column, prefix in RELEASE_ID_COLUMNS.items():
+        if column in out.columns:
+            mapping = {v: public_id(key, batch_id, column, v, prefix) for v in out[column].drop_nulls().unique()}
+            out = out.with_columns(pl.col(column).replace_strict(mapping, default=None, return_dtype=pl.String))
+    return out.sort("doc_id") if "doc_id" in out.columns else out
+
+
+def release_tables(config: CurationConfig, warehouse: Warehouse) -> dict[str, pl.DataFrame]:
+    """The tables a release ships: the configured views with public ids (:func:`rekey_ids`, the run's
+    HMAC key), never the vault or raw text by default."""
+    from curation.views.vault import configured_key
+
+    key = configured_key(config).key
+    tables = internal_release_tables(config, warehouse)
+    return {name: rekey_ids(frame, key, config.batch_id) for name, frame in tables.items()}
+
+
+def internal_release_tables(config: CurationConfig, warehouse: Warehouse) -> dict[str, pl.DataFrame]:
+    """The release tables with the warehouse's own ids (what the gates judged)."""
+    batch = [config.batch_id]
+    tables = {}
+    if "surrogate" in config.release.views:
+        tables["surrogate"] = warehouse.query(
+            "SELECT doc_id, scope_id, kind, text FROM surrogate_view WHERE batch_id = ? ORDER BY doc_id", batch
+        )
+    if "redacted" in config.release.views:
+        tables["redacted"] = warehouse.query(
+            "SELECT doc_id, scope_id, kind, text FROM redacted_view WHERE batch_id = ? ORDER BY doc_id", batch
+        )
+    if config.release.include_training_view:
+        tables["training"] = warehouse.query(
+            "SELECT doc_id, scope_id, kind, text, loss_mask_spans FROM training_view "
+            "WHERE batch_id = ? ORDER BY doc_id",
+            batch,
+        )
+    return tables
+
+
+def _transfer_line(transfer: dict) -> str:
+    """Whether the surprise threshold carried over to this batch (label-free), in words."""
+    measured = (
+        f"surprise masks {transfer['batch_added_fraction']:.2%} of this batch's text outside detector spans, "
+        f"{transfer['calibration_added_fraction']:.2%} of the calibration documents' (limit {transfer['limit']:.2%})"
+    )
+    if transfer["held"]:
+        return f"held: {measured}"
+    return (
+        f"did not hold, so {transfer['calibrated_policy']} fell back to {transfer['applied_policy']}: {measured}; "
+        "label documents of this batch (`curation label export`) to calibrate on text like it"
+    )
+
+
+def _policy_rule_line(rule: dict) -> str:
+    """The one-standard-error choice between the best threshold policy and the detectors alone, in words."""
+    metric, best, detectors = rule["metric"], rule["best"], rule["detectors"]
+    if best["policy"] == rule["chosen"] == "detectors":
+        return (
+            f"detectors (best on calibration outright: {metric} {best[metric]}; no threshold policy reached "
+            "it, so the one standard error rule had nothing to weigh)"
+        )
+    return (
+        f"{rule['chosen']} (best on calibration: {best['policy']} {metric} {best[metric]}, detectors alone "
+        f"{detectors[metric]}, one standard error {rule['standard_error']})"
+    )

@@ -1,0 +1,3 @@
+"""Evaluation: ``curation eval`` against a gold set (``gold``), the leakage report and the canary
+memorization probe.
+"""

@@ -1,0 +1,477 @@
+"""``curation eval``: calibrate on labeled data, predict spans on a gold set, write metrics.
+
+Token scores are cached in a DuckDB file by (model key, text sha256), so evaluating again (another
+policy, another split) does not run the model again.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from curation.core.config import MaskingConfig, bundled
+from curation.core.spans import Span, char_mask
+from curation.core.warehouse import Warehouse, load_token_scores, sha256_text
+from curation.detect.combination import choose_combination, credsweeper_spans, select_sources
+from curation.labels.sets import LabeledRecord, load_labeled
+from curation.policy.calibration import (
+    POLICIES,
+    Calibration,
+    CandidateResult,
+    ScoredDoc,
+    auroc,
+    calibrate,
+    char_metrics,
+    choose_policy,
+    evaluate,
+    finite_or_none,
+    pooled,
+)
+from curation.policy.masking import combine, surprise_added_fraction, surprise_spans, surprise_transfer
+from curation.policy.masking_stage import propagate_mentions
+from curation.score.scorer import ReferenceScorer, ScoringConfig
+from curation.score.stage import score_missing
+from curation.tagger.model import (
+    HiddenStateCache,
+    TaggedText,
+    Tagger,
+    TaggerConfig,
+    choose_threshold,
+    decode_spans,
+    entity_recall,
+    out_of_fold_probs,
+    train_tagger,
+    training_digest,
+)
+
+if TYPE_CHECKING:
+    from curation.detect import DetectorSuite
+
+
+def default_cache() -> Path:
+    from curation.score.scorer import cache_root
+
+    return cache_root() / "eval.duckdb"
+
+
+def scored(
+    records: list[LabeledRecord], scorer: ReferenceScorer, warehouse: Warehouse, suite, progress=None, cache=None
+) -> list[ScoredDoc]:
+    """Attach cached (or freshly computed) token scores and detector spans to labeled records."""
+    shas = [sha256_text(r.text) for r in records]
+    score_missing(warehouse, scorer, list(zip(shas, [r.text for r in records], strict=True)), progress, cache)
+    scores = load_token_scores(warehouse, scorer.model_key, shas)
+    detected = suite.detect([r.text for r in records], [r.kind for r in records]) if suite else [[]] * len(records)
+    return [
+        ScoredDoc(r.id, r.text, r.kind, scores[s], list(r.spans), d)
+        for r, s, d in zip(records, shas, detected, strict=True)
+    ]
+
+
+def predictions(docs: list[ScoredDoc], calibration: Calibration) -> dict[str, list[Span]]:
+    return {d.doc_id: combine(calibration.policy, d.detected, surprise_spans(d, calibration)) for d in docs}
+
+
+def per_label(docs: list[ScoredDoc], predicted: dict[str, list[Span]]) -> dict:
+    """Recall per gold label and precision per predicted label (character level)."""
+    recall_hit: dict[str, int] = {}
+    recall_all: dict[str, int] = {}
+    prec_hit: dict[str, int] = {}
+    prec_all: dict[str, int] = {}
+    for doc in docs:
+        gold = np.array(char_mask(doc.gold, len(doc.text)), dtype=bool)
+        pred = np.array(char_mask(predicted[doc.doc_id], len(doc.text)), dtype=bool)
+        for s in doc.gold:
+            recall_all[s.label] = recall_all.get(s.label, 0) + s.length
+            recall_hit[s.label] = recall_hit.get(s.label, 0) + int(pred[s.start : s.end].sum())
+        for s in predicted[doc.doc_id]:
+            prec_all[s.label] = prec_all.get(s.label, 0) + s.length
+            prec_hit[s.label] = prec_hit.get(s.label, 0) + int(gold[s.start : s.end].sum())
+    return {
+        "recall_by_gold_label": {k: round(recall_hit[k] / v, 4) for k, v in sorted(recall_all.items()) if v},
+        "precision_by_predicted_label": {k: round(prec_hit[k] / v, 4) for k, v in sorted(prec_all.items()) if v},
+    }
+
+
+def labeled_set_specs(values: Sequence[str | Path] | str | Path | None) -> list[tuple[str, Path]]:
+    """(domain, path) from ``--calibrate-on`` values: ``domain=path`` or a path (domain = file stem, or
+    the folder name for a file called labeled.jsonl)."""
+    if values is None:
+        return [("support", bundled("validation.jsonl"))]
+    if isinstance(values, str | Path):
+        values = [values]
+    out = []
+    for value in values:
+        text = str(value)
+        domain, sep, path = text.partition("=")
+        if not sep or "/" in domain:
+            path = text
+            domain = Path(path).stem if Path(path).stem != "labeled" else Path(path).parent.name
+        out.append((domain, Path(path)))
+    return out
+
+
+def _log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def _tagged(docs: Sequence[ScoredDoc], cache) -> list[TaggedText]:
+    return [
+        TaggedText(d.text, d.scores.char_start, d.scores.char_end, cache.get(sha256_text(d.text)), d.gold) for d in docs
+    ]
+
+
+def _train_or_load(items: list[TaggedText], model_key: str, config: TaggerConfig, folder: Path, progress):
+    """The head trained on all items and each item's out-of-fold probabilities, cached by digest."""
+    digest = training_digest(items, model_key, config)
+    head_path, oof_path = folder / f"tagger-{digest}.pt", folder / f"tagger-{digest}.oof.npz"
+    if head_path.exists() and oof_path.exists():
+        progress(f"tagger {digest}: cached")
+        stored = np.load(oof_path)
+        return Tagger.load(head_path), [stored[f"a{i}"] for i in range(len(items))]
+    tokens = sum(len(i.char_start) for i in items)
+    progress(f"training the tagger on {len(items)} labeled texts ({tokens} tokens), 2 folds + full")
+    oof = out_of_fold_probs(items, model_key, config, progress=progress)
+    head = train_tagger(items, model_key, config, progress)
+    folder.mkdir(parents=True, exist_ok=True)
+    head.save(head_path)
+    np.savez_compressed(oof_path, **{f"a{i}": p for i, p in enumerate(oof)})
+    return head, oof
+
+
+def _signal_metrics(docs: Sequence[ScoredDoc], spans: dict[str, list[Span]]) -> dict:
+    pred = np.concatenate([np.array(char_mask(spans[d.doc_id], len(d.text)), bool) for d in docs] or [np.zeros(0)])
+    gold = np.concatenate([np.array(char_mask(d.gold, len(d.text)), bool) for d in docs] or [np.zeros(0)])
+    m = char_metrics(pred.astype(bool), gold.astype(bool))
+    triples = [(d.text, d.gold, spans[d.doc_id]) for d in docs]
+    return {
+        "precision": round(m.precision, 4),
+        "recall": round(m.tpr, 4),
+        "f1": round(m.f1, 4),
+        "fpr": round(m.fpr, 4),
+        "mentions_fully_masked_by_identifier": entity_recall(triples, "identifier"),
+        "mentions_fully_masked_by_label": {k: v["fully_masked"] for k, v in entity_recall(triples, "label").items()},
+    }
+
+
+@dataclass
+class CalibratedSignals:
+    """The current tagger and detectors, trained and calibrated on labeled sets: what ``curation eval``
+    and ``curation label export`` both apply to new texts (caches shared, so a second use is fast)."""
+
+    specs: list[tuple[str, Path]]
+    scorer: ReferenceScorer
+    warehouse: Warehouse
+    cache: HiddenStateCache | None
+    suite: DetectorSuite | None
+    head: Tagger | None
+    thresholds: dict[str, float]
+    val_docs: dict[str, list[ScoredDoc]]
+    per_domain: dict[str, dict]
+    tagger_summary: dict
+
+    def combination(self, domain: str) -> tuple[str, ...]:
+        return tuple(self.per_domain[domain]["detector_combination"].split("+"))
+
+    def score(self, records: list[LabeledRecord], progress=_log) -> list[ScoredDoc]:
+        """Token scores (cached) of new texts, no spans yet."""
+        return scored(records, self.scorer, self.warehouse, None, progress, self.cache)
+
+    def detect(self, docs: list[ScoredDoc], domain: str) -> list[np.ndarray | None]:
+        """Add the rule, tagger (at the domain's threshold) and CredSweeper spans to new docs; return the
+        tagger's token probabilities per doc (None without a tagger)."""
+        if self.suite is not None:
+            for doc, spans in zip(docs, self.suite.detect([d.text for d in docs], [d.kind for d in docs]), strict=True):
+                doc.detected = spans
+        probs: list[np.ndarray | None] = [None] * len(docs)
+        if self.head is not None:
+            items = _tagged(docs, self.cache)
+            probs = list(self.head.predict_many([i.hidden for i in items]))
+            for doc, it, p in zip(docs, items, probs, strict=True):
+                doc.detected = doc.detected + decode_spans(
+                    it.text, it.char_start, it.char_end, p, self.head.labels, self.thresholds[domain]
+                )
+        for doc, found in zip(docs, credsweeper_spans([d.text for d in docs], [d.kind for d in docs]), strict=True):
+            doc.detected = doc.detected + found
+        return probs
+
+
+def calibrated_signals(
+    calibrate_on: Path | str | Sequence[str | Path] | None = None,
+    *,
+    warehouse_path: Path | None = None,
+    scoring: ScoringConfig | None = None,
+    use_detectors: bool = True,
+    use_tagger: bool = True,
+    public_sets: bool = True,
+    tagger_config: TaggerConfig | None = None,
+    label_map: Mapping[str, str] | None = None,
+    detector_suite: DetectorSuite | None = None,
+    progress=_log,
+    collateral_budget: float | None = 0.03,
+    train_on: Sequence[str | Path] | None = None,
+) -> CalibratedSignals:
+    """Score and detect the ``--calibrate-on`` sets (read with ``label_map``, default: the bundled one),
+    train (or load) the tagger on them plus the bundled public sets, choose each domain's tagger threshold
+    and detector combination.
+
+    ``train_on`` (``--train-on``): the labeled sets the tagger trains on instead of the calibration sets
+    (plus the public sets). The calibration sets then only calibrate: each domain's tagger threshold is
+    chosen on the head's probabilities for texts it never saw, so new labels take effect in seconds (no
+    tagger training) and the threshold is an honest held-out choice."""
+    specs = labeled_set_specs(calibrate_on)
+    val_by_domain = {d: load_labeled(p, label_map) for d, p in specs}
+    scorer = ReferenceScorer(scoring or ScoringConfig())
+    warehouse = Warehouse(warehouse_path or default_cache())
+    cache = HiddenStateCache(warehouse.path.parent, scorer.model_key) if use_tagger else None
+    suite = None
+    if use_detectors and detector_suite is not None:
+        suite = detector_suite  # scripts/ablate_detectors.py: families excluded
+    elif use_detectors:
+        from curation.detect import DetectorConfig, DetectorSuite
+
+        suite = DetectorSuite(DetectorConfig())
+    val_docs: dict[str, list[ScoredDoc]] = {}
+    for name, records in val_by_domain.items():
+        progress(f"scoring and detecting calibration set {name!r} ({len(records)} records)")
+        val_docs[name] = scored(records, scorer, warehouse, suite, progress, cache)
+    head, thresholds = None, {}
+    tagger_summary: dict = {"enabled": use_tagger}
+    if use_tagger:
+        public = []
+        if public_sets:
+            from curation.core.config import PUBLIC_SETS
+
+            for _, name in PUBLIC_SETS:
+                records = load_labeled(bundled(f"public/{name}"))
+                progress(f"scoring bundled public set {name} ({len(records)} records)")
+                public += scored(records, scorer, warehouse, None, progress, cache)
+        train_docs = val_docs
+        if train_on:
+            train_docs = {}
+            for name, path in labeled_set_specs(train_on):
+                records = load_labeled(path, label_map)
+                progress(f"scoring tagger training set {name!r} ({len(records)} records)")
+                train_docs.setdefault(name, []).extend(scored(records, scorer, warehouse, None, progress, cache))
+        order = [(d, doc) for d in train_docs for doc in train_docs[d]]
+        items = _tagged([doc for _, doc in order] + public, cache)
+        config = tagger_config or TaggerConfig()
+        head, oof = _train_or_load(items, scorer.model_key, config, warehouse.path.parent / "taggers", progress)
+        if train_on:  # the head never saw the calibration sets: its plain predictions are held-out ones
+            cal_order = [(d, doc) for d in val_docs for doc in val_docs[d]]
+            cal_items = _tagged([doc for _, doc in cal_order], cache)
+            cal_probs = list(head.predict_many([it.hidden for it in cal_items]))
+        else:
+            cal_order, cal_items, cal_probs = order, items, oof
+        for name in val_docs:
+            idx = [i for i, (d, _) in enumerate(cal_order) if d == name]
+            thresholds[name], _ = choose_threshold([cal_items[i] for i in idx], [cal_probs[i] for i in idx])
+        for i, (name, doc) in enumerate(cal_order):  # calibration docs: spans of a head that never saw them
+            it = cal_items[i]
+            doc.detected = doc.detected + decode_spans(
+                it.text, it.char_start, it.char_end, cal_probs[i], head.labels, thresholds[name]
+            )
+        tagger_summary.update(
+            {
+                "tagger_key": head.key,
+                "thresholds": thresholds,
+                "training_texts": len(items),
+                "public_sets": public_sets,
+                "trained_on": [f"{d}={p}" for d, p in labeled_set_specs(train_on)] if train_on else "calibration sets",
+                **{k: v for k, v in head.report.items() if k != "labels"},
+            }
+        )
+    for docs in val_docs.values():
+        for doc, found in zip(docs, credsweeper_spans([d.text for d in docs], [d.kind for d in docs]), strict=True):
+            doc.detected = doc.detected + found
+    per_domain = {}
+    for name, docs in val_docs.items():
+        combination, table = choose_combination(docs, collateral_budget=collateral_budget)
+        per_domain[name] = {"detector_combination": "+".join(combination), "calibration_combinations": table}
+    return CalibratedSignals(
+        specs, scorer, warehouse, cache, suite, head, thresholds, val_docs, per_domain, tagger_summary
+    )
+
+
+def calibrate_policies(
+    cal_docs: list[ScoredDoc], policies: Sequence[str], collateral_budget: float, domain: str, progress=_log
+) -> tuple[Calibration, dict[str, Calibration]]:
+    """Calibrate each masking policy on the domain's docs; the one the pipeline's rule picks (best F1, or
+    the detectors alone within one standard error of it: :func:`choose_policy`) and all of them."""
+    cals: dict[str, Calibration] = {}
+    chosen: Calibration | None = None
+    for name in policies:
+        progress(f"calibrating policy {name} on {domain!r}")
+        cal = cals[name] = calibrate(cal_docs, policies=(name,), collateral_budget=collateral_budget)
+        if chosen is None or cal.point.metrics.f1 > chosen.point.metrics.f1:
+            chosen = cal
+    assert chosen is not None
+    detectors = cals.get("detectors")
+    if detectors is not None and chosen is not detectors:
+        rule = choose_policy(cal_docs, _as_candidate(chosen), _as_candidate(detectors), "max_f1", collateral_budget)
+        if rule["chosen"] == "detectors":
+            chosen = detectors
+        chosen.policy_rule = rule
+    return chosen, cals
+
+
+def _as_candidate(cal: Calibration) -> CandidateResult:
+    return CandidateResult(cal.policy, cal.params, cal.point, cal.surprise_auroc)
+
+
+def run_eval(
+    gold_path: Path,
+    predictions_path: Path,
+    metrics_path: Path,
+    *,
+    calibrate_on: Path | str | Sequence[str | Path] | None = None,
+    domain: str | None = None,
+    policy: str = "auto",
+    warehouse_path: Path | None = None,
+    scoring: ScoringConfig | None = None,
+    collateral_budget: float = 0.03,
+    use_detectors: bool = True,
+    use_tagger: bool = True,
+    public_sets: bool = True,
+    tagger_config: TaggerConfig | None = None,
+    label_map: Mapping[str, str] | None = None,
+    detector_suite: DetectorSuite | None = None,
+    progress=_log,
+    train_on: Sequence[str | Path] | None = None,
+) -> dict:
+    """Train the tagger on the calibration sets (plus the bundled public sets), calibrate on the
+    domain's set, predict GOLD; write predicted spans and metrics (with a per-signal ablation). GOLD and
+    the calibration sets are read with ``label_map`` (default: the bundled one).
+
+    ``detector_suite`` replaces the default ``DetectorSuite(DetectorConfig())``: scripts/ablate_detectors.py
+    passes suites with detector families excluded."""
+    started = time.perf_counter()
+    specs = labeled_set_specs(calibrate_on)
+    domain = domain or specs[0][0]
+    if domain not in {d for d, _ in specs}:
+        raise ValueError(f"--domain {domain!r} is not one of the --calibrate-on domains {[d for d, _ in specs]}")
+    gold_records = load_labeled(gold_path, label_map)
+    signals = calibrated_signals(
+        calibrate_on,
+        warehouse_path=warehouse_path,
+        scoring=scoring,
+        use_detectors=use_detectors,
+        use_tagger=use_tagger,
+        public_sets=public_sets,
+        tagger_config=tagger_config,
+        label_map=label_map,
+        detector_suite=detector_suite,
+        progress=progress,
+        collateral_budget=collateral_budget,
+        train_on=train_on,
+    )
+    progress(f"scoring and detecting {gold_path} ({len(gold_records)} records)")
+    gold_docs = signals.score(gold_records, progress)
+    signals.detect(gold_docs, domain)
+    val_docs, per_domain, tagger_summary = signals.val_docs, signals.per_domain, signals.tagger_summary
+    scorer = signals.scorer
+    combination = signals.combination(domain)
+    # every single signal and every combination calibration weighed: the held-out side of its choice
+    weighed = [r["combination"] for r in per_domain[domain]["calibration_combinations"]]
+    ablation_signals = {
+        c: tuple(c.split("+"))
+        for c in dict.fromkeys(
+            ["rules", "tagger", "credsweeper", "credsweeper&tagger", "rules+tagger", "tagger+rules&tagger", *weighed]
+        )
+    }
+    ablation = {
+        name: _signal_metrics(gold_docs, {d.doc_id: select_sources(len(d.text), d.detected, combo) for d in gold_docs})
+        for name, combo in ablation_signals.items()
+    }
+    cal_docs = val_docs[domain]
+    for doc in [*cal_docs, *gold_docs]:
+        doc.detected = select_sources(len(doc.text), doc.detected, combination)
+    policies = POLICIES if policy == "auto" else (policy,)
+    if not use_detectors and not use_tagger:
+        policies = ("surprise",)
+    chosen, cals = calibrate_policies(cal_docs, policies, collateral_budget, domain, progress)
+    policy_rule, transfer = chosen.policy_rule, None
+    if chosen.policy != "detectors" and "detectors" in cals:  # the pipeline's label-free check, on GOLD's texts
+        added = surprise_added_fraction(cal_docs, chosen), surprise_added_fraction(gold_docs, chosen)
+        fpr = chosen.point.metrics.fpr
+        transfer = {**surprise_transfer(*added, collateral_budget, fpr), "calibrated_policy": chosen.policy}
+        if not transfer["held"]:
+            chosen = cals["detectors"]
+        transfer["applied_policy"] = chosen.policy
+    per_policy = {
+        name: {
+            "params": cal.params.name,
+            "surprise_auroc_gold": finite_or_none(auroc(*pooled(gold_docs, "surprise", cal.params))),
+            "threshold": finite_or_none(cal.point.threshold),
+            "surprise_auroc_validation": finite_or_none(cal.surprise_auroc),
+            "validation": evaluate(cal_docs, cal),
+            "gold": evaluate(gold_docs, cal),
+        }
+        for name, cal in cals.items()
+    }
+    selected = predictions(gold_docs, chosen)
+    # The pipeline's masking step after selection (other occurrences of each masked value, person-name
+    # variants), per document: eval records are independent texts, so nothing propagates across them.
+    predicted, _ = propagate_mentions(
+        {d.doc_id: d.text for d in gold_docs},
+        selected,
+        {d.doc_id: d.doc_id for d in gold_docs},
+        scope="document",
+        min_chars=MaskingConfig().min_propagation_chars,
+    )
+    surprise_cal = cals.get("surprise")
+    if surprise_cal is not None:
+        ablation["surprise"] = _signal_metrics(
+            gold_docs, {d.doc_id: combine("surprise", [], surprise_spans(d, surprise_cal)) for d in gold_docs}
+        )
+    ablation["chosen_before_propagation"] = _signal_metrics(gold_docs, selected)
+    ablation["chosen"] = _signal_metrics(gold_docs, predicted)
+    predictions_path.parent.mkdir(parents=True, exist_ok=True)
+    with predictions_path.open("w", encoding="utf-8") as f:
+        for doc in gold_docs:
+            spans = [
+                {"start": s.start, "end": s.end, "label": s.label, "score": s.score, "source": s.source or "detector"}
+                for s in predicted[doc.doc_id]
+            ]
+            f.write(json.dumps({"id": doc.doc_id, "spans": spans}) + "\n")
+    final = char_metrics(  # what the pipeline masks: the chosen policy's spans after propagation
+        np.concatenate([np.array(char_mask(predicted[d.doc_id], len(d.text)), bool) for d in gold_docs]),
+        np.concatenate([np.array(char_mask(d.gold, len(d.text)), bool) for d in gold_docs]),
+    )
+    metrics = {
+        "summary": {
+            "gold": str(gold_path),
+            "calibrated_on": ", ".join(f"{d}={p}" for d, p in specs) if calibrate_on else "bundled validation.jsonl",
+            "domain": domain,
+            "records": len(gold_docs),
+            "detector_combination": "+".join(combination),
+            "policy": chosen.policy,
+            "policy_rule": policy_rule,
+            "surprise_transfer": transfer,
+            "params": chosen.params.name,
+            "threshold": finite_or_none(chosen.point.threshold),
+            "collateral_budget": collateral_budget,
+            **{k: round(v, 4) for k, v in final.to_dict().items() if isinstance(v, float)},
+            "mentions_fully_masked_by_identifier": {
+                k: v["fully_masked"] for k, v in ablation["chosen"]["mentions_fully_masked_by_identifier"].items()
+            },
+            "surprise_auroc_gold": finite_or_none(auroc(*pooled(gold_docs, "surprise", chosen.params))),
+            "seconds": round(time.perf_counter() - started, 1),
+        },
+        "ablation": ablation,
+        "per_domain": per_domain,
+        "tagger": tagger_summary,
+        "per_policy": per_policy,
+        "per_label": per_label(gold_docs, predicted),
+        "model": scorer.description,
+    }
+    metrics_path.parent.mkdir(parents=True, exist_ok=True)
+    metrics_path.write_text(json.dumps(metrics, indent=2, default=str), encoding="utf-8")
+    return metrics

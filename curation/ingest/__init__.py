@@ -1,0 +1,3 @@
+"""Ingestion: reading raw inputs (every input kind) into documents and a quarantine, the delivery inbox,
+and the ingestion stage entry (``stage``).
+"""

@@ -1,0 +1,200 @@
+"""Threshold calibration: policy, window, consensus and threshold chosen on the validation set's
+calibration split (``calibration``, ``calibration_candidates``, ``roc_points``), reused while its inputs
+are unchanged."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+
+import numpy as np
+import polars as pl
+
+from curation.core.config import CurationConfig
+from curation.core.warehouse import VALIDATION, Warehouse
+from curation.detect.combination import choose_combination, select_sources
+from curation.policy.calibration import (
+    SELECTION_RULES,
+    AppliedCalibration,
+    Calibration,
+    calibrate,
+    evaluate,
+    finite_or_none,
+)
+from curation.policy.documents import load_scored_docs
+from curation.policy.masking import surprise_added_fraction
+
+
+@dataclass
+class CalibrationOutcome:
+    calibration_id: str
+    summary: dict
+    calibration: Calibration | None = None  # None when a stored calibration was reused
+    reused: bool = False
+
+
+def calibration_input_digest(config: CurationConfig, warehouse: Warehouse, model_key: str) -> str:
+    """Everything a calibration depends on; equal digests mean re-calibrating would change nothing."""
+    import curation
+
+    h = hashlib.sha256()
+    h.update(
+        json.dumps(
+            [
+                model_key,
+                asdict(config.calibration),
+                curation.__version__,
+                config.calibration_domain,
+                SELECTION_RULES,
+            ],
+            default=str,
+        ).encode()
+    )
+    for row in warehouse.query("SELECT doc_id, sha256, split FROM validation_docs ORDER BY doc_id").iter_rows():
+        h.update(repr(row).encode())
+    spans = warehouse.query(
+        'SELECT doc_id, "start", "end", label FROM detector_spans WHERE dataset = ? ORDER BY ALL', [VALIDATION]
+    )
+    for row in spans.iter_rows():
+        h.update(repr(row).encode())
+    return h.hexdigest()
+
+
+def calibrate_stage(config: CurationConfig, warehouse: Warehouse, model_key: str) -> CalibrationOutcome:
+    """Choose policy, window, consensus and threshold on the calibration split; report held-out.
+
+    A stored calibration with the same input digest is reused (scores, labels, detector spans and
+    settings all unchanged), so a re-run does no calibration work.
+    """
+    digest = calibration_input_digest(config, warehouse, model_key)
+    stored = warehouse.query(
+        "SELECT calibration_id, summary FROM calibration WHERE input_digest = ? ORDER BY created_at DESC LIMIT 1",
+        [digest],
+    )
+    if stored.height:
+        return CalibrationOutcome(stored["calibration_id"][0], json.loads(stored["summary"][0]), reused=True)
+    calib_docs = load_scored_docs(warehouse, model_key, VALIDATION, split="calibration")
+    heldout_docs = load_scored_docs(warehouse, model_key, VALIDATION, split="heldout")
+    combination, combinations = choose_combination(calib_docs, collateral_budget=config.calibration.collateral_budget)
+    for doc in calib_docs + heldout_docs:
+        doc.detected = select_sources(len(doc.text), doc.detected, combination)
+    cfg = config.calibration
+    calibration = calibrate(
+        calib_docs,
+        policies=cfg.policies,
+        objective=cfg.objective,
+        collateral_budget=cfg.collateral_budget,
+        coverage_target=cfg.coverage_target,
+        min_kind_docs=cfg.min_kind_docs,
+    )
+    calibration_id = f"cal-{datetime.now(UTC):%Y%m%dT%H%M%S%f}"
+    validation = evaluate(calib_docs, calibration)
+    heldout = evaluate(heldout_docs, calibration)
+    per_policy = best_per_policy(calibration)
+    summary = {
+        **calibration.to_dict(),
+        "validation": validation,
+        "heldout": heldout,
+        "per_policy": per_policy,
+        "model_key": model_key,
+        "domain": config.calibration_domain,
+        "detector_combination": list(combination),
+        "detector_combinations": combinations,
+        # what the surprise part masks beyond the detectors on the calibration documents: the label-free
+        # yardstick each batch's masking compares its own against (masking.surprise_transfer)
+        "surprise_added_fraction": round(surprise_added_fraction(calib_docs, calibration), 6),
+    }
+    point = calibration.point
+    warehouse.append(
+        "calibration",
+        pl.DataFrame(
+            {
+                "calibration_id": [calibration_id],
+                "created_at": [datetime.now(UTC).replace(tzinfo=None)],
+                "model_key": [model_key],
+                "policy": [calibration.policy],
+                "params": [json.dumps(calibration.params.to_dict())],
+                "threshold": [finite_or_none(point.threshold)],
+                "objective": [point.objective],
+                "summary": [json.dumps(summary, default=str)],
+                "input_digest": [digest],
+            }
+        ),
+    )
+    rows = [c.to_row() for c in calibration.candidates]
+    warehouse.append(
+        "calibration_candidates",
+        pl.DataFrame(
+            [
+                (
+                    calibration_id,
+                    r["policy"],
+                    r["params"],
+                    r["threshold"],
+                    r["tpr"],
+                    r["fpr"],
+                    r["precision"],
+                    r["f1"],
+                    r["surprise_auroc"],
+                )
+                for r in rows
+            ],
+            schema=[
+                "calibration_id",
+                "policy",
+                "params",
+                "threshold",
+                "tpr",
+                "fpr",
+                "precision",
+                "f1",
+                "surprise_auroc",
+            ],
+            orient="row",
+        ),
+    )
+    s = calibration.best_sweep
+    keep = np.unique(np.linspace(0, max(len(s.thresholds) - 1, 0), num=min(len(s.thresholds), 400)).astype(int))
+    warehouse.append(
+        "roc_points",
+        pl.DataFrame(
+            {
+                "calibration_id": [calibration_id] * len(keep),
+                "threshold": [finite_or_none(v) for v in s.thresholds[keep]],
+                "tpr": s.tpr[keep],
+                "fpr": s.fpr[keep],
+                "precision": s.precision[keep],
+            }
+        ),
+    )
+    return CalibrationOutcome(calibration_id, summary, calibration)
+
+
+def best_per_policy(calibration: Calibration) -> list[dict]:
+    """The best candidate of each policy (for the 'where surprise helps' comparison)."""
+    best: dict[str, dict] = {}
+    for candidate in calibration.candidates:
+        row = candidate.to_row()
+        if candidate.policy not in best or row["f1"] > best[candidate.policy]["f1"]:
+            best[candidate.policy] = row
+    return [best[p] for p in sorted(best)]
+
+
+def current_calibration(
+    config: CurationConfig, warehouse: Warehouse, model_key: str
+) -> tuple[str, AppliedCalibration, dict]:
+    """The stored calibration made from exactly the current inputs (validation, scores, detectors)."""
+    frame = warehouse.query(
+        "SELECT calibration_id, summary FROM calibration WHERE model_key = ? AND input_digest = ? "
+        "ORDER BY created_at DESC LIMIT 1",
+        [model_key, calibration_input_digest(config, warehouse, model_key)],
+    )
+    if frame.height == 0:
+        raise RuntimeError(
+            f"no calibration matches the current validation data, detector spans and settings for {model_key}; "
+            "materialize threshold_calibration first"
+        )
+    summary = json.loads(frame["summary"][0])
+    return frame["calibration_id"][0], Calibration.applied(summary), summary

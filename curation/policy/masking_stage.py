@@ -1,0 +1,219 @@
+"""Masking: the stored calibration applied to the batch (``mask_spans``), and the two views made from the
+mask spans alone: the training view (loss-mask spans) and the redacted view (typed tags)."""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+from collections.abc import Mapping, Sequence
+
+import polars as pl
+
+from curation.core.config import CurationConfig
+from curation.core.spans import Span, char_mask, merge
+from curation.core.warehouse import CORPUS, Warehouse, record_summary
+from curation.detect.combination import dropped_spans, dropped_summary, select_sources
+from curation.policy.calibration import AppliedCalibration, ScoredDoc
+from curation.policy.calibration_stage import current_calibration
+from curation.policy.documents import batch_documents, load_scored_docs
+from curation.policy.identities import IdentityReport, mask_name_variants
+from curation.policy.masking import (
+    combine,
+    propagate_duplicates,
+    redact,
+    surprise_added_fraction,
+    surprise_spans,
+    surprise_transfer,
+)
+
+IDENTITY_PASSES = 4
+
+
+def propagate_mentions(
+    texts: dict[str, str],
+    selected: dict[str, list[Span]],
+    scope_of: dict[str, str],
+    *,
+    scope: str,
+    min_chars: int,
+    name_variants: bool = True,
+) -> tuple[dict[str, list[Span]], IdentityReport]:
+    """The masking step after selection: every other occurrence of a masked value in its scope, then
+    the variants of every masked person ("Dana Whitfield" -> "Ms Whitfield", "D. Whitfield").
+
+    Variants are found wherever a copy of the name now is and propagated in turn (the leak gate checks
+    every masked value batch-wide); a variant next to a masked word can merge into a longer name, so
+    this repeats until nothing changes (two passes, most). ``curation eval`` applies the same step, so
+    its numbers are the pipeline's."""
+    propagate = functools.partial(propagate_duplicates, texts, scope_of=scope_of, scope=scope, min_chars=min_chars)
+    masked = propagate(selected)
+    identities = IdentityReport()
+    if name_variants:
+        identity_scope = scope_of if scope != "document" else {d: d for d in texts}
+        for _ in range(IDENTITY_PASSES):
+            masked, found = mask_name_variants(texts, masked, identity_scope)
+            identities = identities.add(found)
+            if not (found.variant_spans or found.relabeled_as_person):
+                break
+            masked = propagate(masked)
+    return masked, identities
+
+
+def mask_stage(config: CurationConfig, warehouse: Warehouse, model_key: str) -> dict:
+    """Apply the stored calibration to the batch: surprise + detector spans, then propagation."""
+    calibration_id, applied, stored_summary = current_calibration(config, warehouse, model_key)
+    docs = load_scored_docs(warehouse, model_key, CORPUS, batch_id=config.batch_id)
+    combination = stored_summary.get("detector_combination")
+    found = {d.doc_id: list(d.detected) for d in docs}  # every signal's spans, before the combination picks
+    if combination:
+        for doc in docs:
+            doc.detected = select_sources(len(doc.text), doc.detected, combination)
+    scope_rows = warehouse.query("SELECT doc_id, scope_id FROM documents WHERE batch_id = ?", [config.batch_id])
+    scope_of = dict(scope_rows.iter_rows())
+    texts = {d.doc_id: d.text for d in docs}
+    # once: the transfer check and the masks use them; the detectors policy uses neither
+    surprising = {d.doc_id: surprise_spans(d, applied) if applied.policy != "detectors" else [] for d in docs}
+    budget = config.calibration.collateral_budget
+    applied, transfer = checked_transfer(applied, stored_summary, docs, budget, surprising)
+    selected = {d.doc_id: combine(applied.policy, d.detected, surprising[d.doc_id]) for d in docs}
+    automatic_recall = supplied_label_recall(docs, selected)
+    if config.masking.mask_supplied_labels:
+        selected = {
+            d.doc_id: merge(
+                selected[d.doc_id] + [Span(s.start, s.end, s.label, None, "supplied_label") for s in d.gold]
+            )
+            for d in docs
+        }
+    masked, identities = propagate_mentions(
+        texts,
+        selected,
+        scope_of,
+        scope=config.masking.propagation_scope,
+        min_chars=config.masking.min_propagation_chars,
+        name_variants=config.masking.name_variants,
+    )
+    rows = [
+        (config.batch_id, doc_id, s.start, s.end, s.label, s.score, s.source or "detector", calibration_id)
+        for doc_id, spans in masked.items()
+        for s in spans
+    ]
+    frame = pl.DataFrame(
+        rows,
+        schema=["batch_id", "doc_id", "start", "end", "label", "score", "source", "calibration_id"],
+        orient="row",
+    )
+    warehouse.replace("mask_spans", frame, "batch_id = ?", [config.batch_id])
+    total = sum(len(t) for t in texts.values())
+    dropped = [
+        s for doc_id, text in texts.items() for s in dropped_spans(len(text), found[doc_id], masked.get(doc_id, []))
+    ]
+    masked_chars = int(sum(e - s for _, _, s, e, *_ in rows))
+    summary = {
+        "calibration_id": calibration_id,
+        "policy": applied.policy,
+        "surprise_transfer": transfer,
+        "documents": len(docs),
+        "mask_spans": len(rows),
+        "masked_chars": masked_chars,
+        "masked_fraction": round(masked_chars / total, 4) if total else None,
+        "automatic_recall_on_supplied_labels": automatic_recall,
+        "supplied_labels_masked": config.masking.mask_supplied_labels,
+        "name_variants": identities.to_dict(),
+        "by_source": _count(frame, "source"),
+        "by_label": _count(frame, "label"),
+        "detector_combination": list(combination or []),
+        "dropped_by_combination": dropped_summary(dropped),
+    }
+    record_summary(warehouse, config.batch_id, "mask_spans", summary)
+    return summary
+
+
+def checked_transfer(
+    applied: AppliedCalibration,
+    stored_summary: dict,
+    docs: Sequence[ScoredDoc],
+    collateral_budget: float,
+    surprising: Mapping[str, Sequence[Span]] | None = None,
+) -> tuple[AppliedCalibration, dict | None]:
+    """The calibration to apply to this batch: a surprise policy whose threshold did not carry over
+    (``masking.surprise_transfer``: it masks far more of the batch's other text than of the calibration
+    documents') falls back to the detectors alone, and the summary says so; the card prints it."""
+    reference = stored_summary.get("surprise_added_fraction")
+    if applied.policy == "detectors" or reference is None:
+        return applied, None
+    calibrated_fpr = float(stored_summary.get("operating_point", {}).get("fpr") or 0.0)
+    batch_fraction = surprise_added_fraction(docs, applied, surprising)
+    transfer = surprise_transfer(reference, batch_fraction, collateral_budget, calibrated_fpr)
+    transfer["calibrated_policy"] = applied.policy
+    if transfer["held"]:
+        transfer["applied_policy"] = applied.policy
+        return applied, transfer
+    transfer["applied_policy"] = "detectors"
+    return AppliedCalibration("detectors", applied.params, math.inf, {}), transfer
+
+
+def supplied_label_recall(docs: Sequence[ScoredDoc], selected: dict[str, list[Span]]) -> float | None:
+    """Share of supplied-label characters that detectors + surprise masked on their own."""
+    total = hit = 0
+    for doc in docs:
+        mask = char_mask(selected[doc.doc_id], len(doc.text))
+        for s in doc.gold:
+            total += s.length
+            hit += sum(mask[s.start : s.end])
+    return round(hit / total, 4) if total else None
+
+
+def _count(frame: pl.DataFrame, column: str) -> dict:
+    if frame.height == 0:
+        return {}
+    return {r[0]: r[1] for r in frame.group_by(column).len().sort(column).iter_rows()}
+
+
+def mask_spans_by_doc(warehouse: Warehouse, batch_id: str) -> dict[str, list[Span]]:
+    frame = warehouse.query(
+        'SELECT doc_id, "start", "end", label, score, source FROM mask_spans '
+        'WHERE batch_id = ? ORDER BY doc_id, "start"',
+        [batch_id],
+    )
+    out: dict[str, list[Span]] = {}
+    for doc_id, start, end, label, score, source in frame.iter_rows():
+        out.setdefault(doc_id, []).append(Span(start, end, label, score, source))
+    return out
+
+
+def training_view_stage(config: CurationConfig, warehouse: Warehouse) -> dict:
+    """Original text plus loss-mask spans: masked tokens stay in context but carry no loss."""
+    docs = batch_documents(warehouse, config.batch_id)
+    spans = mask_spans_by_doc(warehouse, config.batch_id)
+    rows = [
+        (
+            config.batch_id,
+            doc_id,
+            scope_id,
+            kind,
+            text,
+            json.dumps([[s.start, s.end, s.label] for s in spans.get(doc_id, [])]),
+        )
+        for doc_id, scope_id, kind, text in docs.iter_rows()
+    ]
+    frame = pl.DataFrame(rows, schema=[*VIEW_COLUMNS, "loss_mask_spans"], orient="row")
+    warehouse.replace("training_view", frame, "batch_id = ?", [config.batch_id])
+    masked = sum(s.length for doc_spans in spans.values() for s in doc_spans)
+    return {"documents": docs.height, "documents_with_masks": len(spans), "loss_masked_chars": masked}
+
+
+def redacted_view_stage(config: CurationConfig, warehouse: Warehouse) -> dict:
+    """Every masked span replaced by a typed tag such as ``[EMAIL_ADDRESS]``."""
+    docs = batch_documents(warehouse, config.batch_id)
+    spans = mask_spans_by_doc(warehouse, config.batch_id)
+    rows = [
+        (config.batch_id, doc_id, scope_id, kind, redact(text, spans.get(doc_id, [])))
+        for doc_id, scope_id, kind, text in docs.iter_rows()
+    ]
+    frame = pl.DataFrame(rows, schema=VIEW_COLUMNS, orient="row")
+    warehouse.replace("redacted_view", frame, "batch_id = ?", [config.batch_id])
+    return {"documents": docs.height, "tags": sum(len(v) for v in spans.values())}
+
+
+VIEW_COLUMNS = ["batch_id", "doc_id", "scope_id", "kind", "text"]
