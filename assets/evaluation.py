@@ -10,8 +10,8 @@ import dagster as dg
 from assets._common import DELIVERY_BATCHES, as_metadata, batch_config
 from assets.scoring import MODEL_POOL
 from curation.core.warehouse import record_summary
-from curation.evaluation.gold import canary, canary_plan, leakage
-from curation.gates.release_gates import release_gates as gates
+from curation.evaluation import canary, canary_plan, leakage
+from curation.gates import release_gates as gates
 from resources import CurationSettings
 
 EVALUATION_GROUP = "evaluation"

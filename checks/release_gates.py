@@ -6,7 +6,7 @@ import dagster as dg
 from assets._common import DELIVERY_BATCHES, batch_config, one_connection
 from checks._record import to_check_result
 from curation.core.warehouse import CALIBRATION_BATCH
-from curation.gates.release_gates import release_gates as gates
+from curation.gates import release_gates as gates
 from curation.policy.calibration_stage import current_calibration
 from resources import CurationSettings, Detectors, KeyVault, ReferenceModel
 

@@ -218,7 +218,7 @@ def rescan_release(release: Path, manifest: dict, warehouse_path: Path) -> list[
     import duckdb
 
     from curation.core.warehouse import Warehouse
-    from curation.gates.release_gates import release_gates as gates
+    from curation.gates import release_gates as gates
 
     warehouse = Warehouse(warehouse_path)
     problems = []
@@ -404,7 +404,7 @@ def cmd_leakage(args: argparse.Namespace) -> int:
     """Leakage report of a release, from the warehouse of the run that made it (rates and counts only)."""
     from curation.core.warehouse import Warehouse
     from curation.delivery.writer import verify_release
-    from curation.evaluation.gold import canary_plan, leakage
+    from curation.evaluation import canary_plan, leakage
 
     release = Path(args.release_dir)
     problems = verify_release(release)
@@ -450,7 +450,7 @@ def cmd_canary(args: argparse.Namespace) -> int:
     (the `canary_probe` and `leakage_report` assets), then write the card and release; ends with a JSON line."""
     from curation.core.config import bundled, load_config
     from curation.core.warehouse import Warehouse, stage_summary
-    from curation.evaluation.gold import canary, canary_plan
+    from curation.evaluation import canary, canary_plan
 
     root = project_root()
     base = str(Path(args.out).resolve()) if args.out else str(Path.cwd())

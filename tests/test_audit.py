@@ -12,6 +12,7 @@ import pytest
 
 from curation.core import spans as S
 from curation.core.matching import normalize_for_match
+from curation.gates import audit
 from curation.gates.audit import (
     Finding,
     clopper_pearson_upper,
@@ -21,7 +22,6 @@ from curation.gates.audit import (
     value_digest,
     wilson_upper,
 )
-from curation.gates.release_gates import audit
 from curation.views.vault import Vault, VaultRecord, hmac_value
 
 KEY = bytes(range(32))

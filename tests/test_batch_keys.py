@@ -15,7 +15,7 @@ from curation.core.config import CurationConfig
 from curation.core.warehouse import CALIBRATION_BATCH, CORPUS, Warehouse
 from curation.delivery.stage import internal_release_tables, release_tables
 from curation.detect.stage import detect_stage, detector_suite
-from curation.gates.release_gates import release_gates as gates
+from curation.gates import release_gates as gates
 from curation.ingest.stage import ingest_stage
 from curation.views.convention import load_convention
 from curation.views.stage import surrogate_stage

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from curation.core.config import bundled
-from curation.evaluation.gold import canary as C
+from curation.evaluation import canary as C
 
 FORMATS = {
     "secret": re.compile(r" AKIA[A-Z2-7]{16}"),

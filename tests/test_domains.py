@@ -9,7 +9,7 @@ import numpy as np
 
 from curation.core.config import load_config
 from curation.delivery.card import CardInfo, render_card
-from curation.gates.release_gates import release_gates as gates
+from curation.gates import release_gates as gates
 from curation.ingest.inbox import DOMAIN_MARKER, scan_inbox
 
 

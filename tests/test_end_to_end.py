@@ -292,7 +292,7 @@ def test_audit_copy_is_indexed_and_kept_in_the_vault_only(e2e):
 
 def test_a_raising_check_blocks_the_release(scored_copy, monkeypatch):
     """Fault injection: a gate that crashes produces no result, and no result counts as a failure."""
-    from curation.gates.release_gates import release_gates as gates
+    from curation.gates import release_gates as gates
 
     def crash(*args, **kwargs):
         raise RuntimeError("audit backend unavailable")

@@ -10,7 +10,7 @@ from curation.core.config import load_config
 from curation.core.spans import Span
 from curation.core.warehouse import Warehouse
 from curation.delivery.card import CardInfo, render_card
-from curation.evaluation.gold import leakage as L
+from curation.evaluation import leakage as L
 
 
 def test_released_text_only_blanks_what_we_wrote():

@@ -32,7 +32,7 @@ LOCK_TIMEOUT_S = 20.0
 _STEP = """
 import dataclasses, sys
 from pathlib import Path
-from curation.gates.release_gates import release_gates as gates
+from curation.gates import release_gates as gates
 from curation.core.config import CurationConfig
 from curation.views.convention import load_convention
 from curation.views.stage import surrogate_stage

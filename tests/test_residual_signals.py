@@ -9,7 +9,7 @@ import polars as pl
 
 from curation.core.config import CurationConfig
 from curation.core.warehouse import Warehouse
-from curation.gates.release_gates import release_gates as gates
+from curation.gates import release_gates as gates
 from curation.gates.residual_signals import name_variant_scan
 
 TEXT = "customer: This is Quillon Vasquez-Ardent.\nagent: Thanks Quillon, and hello again Ms. Vasquez-Ardent."

@@ -11,10 +11,10 @@ import duckdb
 import numpy as np
 import polars as pl
 import pytest
-from curation.stages import scoring as scoring_stage
 
 from curation.core.config import ConfigError, CurationConfig, ShardingConfig, load_config
 from curation.core.warehouse import Warehouse, sha256_text
+from curation.score import stage as scoring_stage
 from curation.score.scorer import ReferenceScorer, ScoringConfig
 from curation.score.shards import merge_shards, plan_shards, score_shard, work_folder
 from curation.tagger.model import HiddenStateCache

@@ -573,8 +573,8 @@ def card_evidence(warehouse: Warehouse, config) -> tuple[dict, dict[str, object]
     """(CardInfo.privacy_evidence, extra release files) from the evaluation results stored for this batch's
     current release text; results recorded for other content are left out."""
     from curation.core.warehouse import stage_summary
-    from curation.evaluation.gold import canary
-    from curation.gates.release_gates import release_gates as gates
+    from curation.evaluation import canary
+    from curation.gates import release_gates as gates
 
     batch = config.batch_id
     digest = gates.content_digest(warehouse, batch)
