@@ -97,7 +97,7 @@ def batch_run_selection(config) -> list[dg.AssetKey] | None:
     unchanged), so a batch run does not re-materialize it; None (every asset of the job) otherwise."""
     from curation.batches import calibration_is_current
     from curation.core.warehouse import Warehouse
-    from curation.detect.stage import detector_key, detector_suite
+    from curation.detect.suite import detector_key, detector_suite
     from curation.score.scorer import ReferenceScorer
 
     model_key = ReferenceScorer(config.scoring).model_key

@@ -16,7 +16,7 @@ from curation.delivery.stage import card_info, release_tables
 from curation.delivery.writer import release_id_for, write_release
 from curation.evaluation.leakage import card_evidence
 from curation.gates import release_gates as gates
-from curation.policy.calibration_stage import current_calibration
+from curation.policy.stored import current_calibration
 from resources import CurationSettings, Detectors, KeyVault, ReferenceModel
 
 CARD_FILE = ".curation/cards/{batch}/README.md"

@@ -15,6 +15,7 @@ from assets._common import (
 )
 from curation.core.warehouse import VALIDATION, record_summary
 from curation.policy.calibration import default_candidates
+from curation.score.pending import hidden_cache_for
 from curation.score.shards import (
     ShardPlan,
     merge_shards,
@@ -24,7 +25,7 @@ from curation.score.shards import (
     score_shard_on_ray,
     work_folder,
 )
-from curation.score.stage import hidden_cache_for, score_stage, window_stage
+from curation.score.stage import score_stage, window_stage
 from resources import CurationSettings, ReferenceModel
 
 # Every step that runs the model draws from one pool: set its limit (dagster.yaml `concurrency.pools`)
@@ -90,7 +91,7 @@ def score_shard_step(
     shard = ShardPlan(**{k: plan[k] for k in ShardPlan.__dataclass_fields__})
     cache = hidden_cache_for(config, scorer.model_key)
     if config.engine.kind == "ray":
-        from curation.tagger.stage import current_tagger
+        from curation.tagger.store import current_tagger
 
         tagger = current_tagger(settings.warehouse()) if cache is not None else None
         warehouse = settings.warehouse()

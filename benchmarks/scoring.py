@@ -245,7 +245,7 @@ def bare_vs_pipeline(texts: list[str], rounds: int = 3, group_size: int = 0) -> 
         write_s[0] += time.perf_counter() - t1
         return time.perf_counter() - t0
 
-    from curation.score.stage import SCORE_BATCH_DOCS
+    from curation.score.pending import SCORE_BATCH_DOCS
 
     group_size = group_size or min(len(texts), SCORE_BATCH_DOCS)
     groups = [texts[i : i + group_size] for i in range(0, len(texts), group_size)]

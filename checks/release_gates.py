@@ -7,7 +7,7 @@ from assets._common import DELIVERY_BATCHES, batch_config, one_connection
 from checks._record import to_check_result
 from curation.core.warehouse import CALIBRATION_BATCH
 from curation.gates import release_gates as gates
-from curation.policy.calibration_stage import current_calibration
+from curation.policy.stored import current_calibration
 from resources import CurationSettings, Detectors, KeyVault, ReferenceModel
 
 

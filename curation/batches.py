@@ -136,9 +136,9 @@ def calibration_is_current(config: CurationConfig, warehouse: Warehouse, model_k
     `model_key` and its detector spans under `detector_key`: re-materializing the calibration group would
     change nothing, so a batch run leaves it alone."""
     from curation.core.warehouse import LABELED, VALIDATION
-    from curation.ingest.stage import validation_rows
-    from curation.policy.calibration_stage import current_calibration
-    from curation.tagger.stage import current_tagger_path, tagger_config
+    from curation.ingest.validation import validation_rows
+    from curation.policy.stored import current_calibration
+    from curation.tagger.store import current_tagger_path, tagger_config
 
     if not warehouse.path.exists() or not config.validation_path.exists():
         return False

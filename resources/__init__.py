@@ -72,7 +72,7 @@ class Detectors(dg.ConfigurableResource):
     settings: CurationSettings
 
     def suite(self):
-        from curation.detect.stage import detector_suite
+        from curation.detect.suite import detector_suite
 
         return detector_suite(self.settings.load().detectors)
 

@@ -25,7 +25,7 @@ import numpy as np
 
 from curation.core.config import CurationConfig
 from curation.core.spans import PERSON, Span, char_mask
-from curation.detect.stage import detector_suite
+from curation.detect.suite import detector_suite
 from curation.policy.identities import mask_name_variants
 
 

@@ -19,8 +19,8 @@ from curation.core.spans import char_mask, merge
 from curation.core.warehouse import Warehouse, load_token_scores, sha256_text
 from curation.labels.sets import load_labeled, split_records
 from curation.policy.calibration import char_metrics
+from curation.score.pending import score_missing
 from curation.score.scorer import ReferenceScorer
-from curation.score.stage import score_missing
 from curation.tagger.model import (
     HiddenStateCache,
     TaggedText,

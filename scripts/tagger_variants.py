@@ -27,8 +27,8 @@ from curation.core.spans import char_mask, spans_from_mask
 from curation.core.warehouse import Warehouse, load_token_scores, sha256_text
 from curation.labels.sets import LabeledRecord, load_labeled, split_records
 from curation.policy.calibration import char_metrics
+from curation.score.pending import score_missing
 from curation.score.scorer import ReferenceScorer
-from curation.score.stage import score_missing
 from curation.tagger.model import HiddenStateCache, TaggedText, TaggerConfig, char_private_scores, train_tagger
 
 RULE_LABELS = ("PERSON", "LOCATION", "ORGANIZATION", "DATE_TIME", "NRP")
@@ -164,7 +164,7 @@ def propagated_gold(records: list[LabeledRecord]) -> dict:
     """P / R of a perfect detector (the gold spans) after the masking step's per-document propagation,
     as ``curation eval`` applies it: the mentions a convention leaves public beside a masked copy."""
     from curation.core.config import MaskingConfig
-    from curation.policy.masking_stage import propagate_mentions
+    from curation.policy.propagation import propagate_mentions
 
     texts = {r.id: r.text for r in records}
     masked, _ = propagate_mentions(

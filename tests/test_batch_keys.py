@@ -14,7 +14,8 @@ import polars as pl
 from curation.core.config import CurationConfig
 from curation.core.warehouse import CALIBRATION_BATCH, CORPUS, Warehouse
 from curation.delivery.stage import internal_release_tables, release_tables
-from curation.detect.stage import detect_stage, detector_suite
+from curation.detect.stage import detect_stage
+from curation.detect.suite import detector_suite
 from curation.gates import release_gates as gates
 from curation.ingest.stage import ingest_stage
 from curation.views.convention import load_convention

@@ -320,7 +320,7 @@ def test_second_batch_run_leaves_the_current_calibration_alone(scored_copy):
     from curation.batches import calibration_is_current
     from curation.core.config import load_config
     from curation.core.warehouse import Warehouse
-    from curation.detect.stage import detector_key, detector_suite
+    from curation.detect.suite import detector_key, detector_suite
     from curation.score.scorer import ReferenceScorer
 
     config_file = scored_copy / "curation.yaml"

@@ -8,7 +8,7 @@ import pytest
 
 from curation.core import spans as S
 from curation.core.config import CurationConfig
-from curation.detect.stage import detector_suite
+from curation.detect.suite import detector_suite
 from curation.policy.identities import mask_name_variants, name_parts, variant_words
 from curation.policy.masking import redact
 from curation.views.convention import load_convention

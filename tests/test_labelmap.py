@@ -225,7 +225,7 @@ def test_eval_reports_a_bad_label_map_and_exits_2(tmp_path: Path, capsys) -> Non
 
 
 def test_config_label_map_is_validated_and_applies_to_labeled_files_and_input(tmp_path: Path) -> None:
-    from curation.ingest.stage import validation_rows
+    from curation.ingest.validation import validation_rows
 
     record = {"id": "v", "text": "Kunde Anna", "spans": [{"start": 6, "end": 10, "label": "Kunde"}]}
     val = _write(tmp_path / "val.jsonl", [record])

@@ -189,3 +189,74 @@ def test_every_library_package_is_installed() -> None:
     found = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "curation").rglob("__init__.py")}
     found |= {"curation.data", "curation.data.public"}  # data folders, installed as namespace packages
     assert found == listed, f"[tool.setuptools] packages: missing {found - listed}, extra {listed - found}"
+
+
+MAX_TOP_LEVEL_MODULES = 12
+
+
+def test_library_is_packages_by_concept() -> None:
+    """`curation/` holds packages by concept (core, ingest, score, detect, tagger, labels, policy, views,
+    gates, delivery, evaluation) and at most a dozen modules of its own (the CLI, the batch registry...)."""
+    top = sorted(p.name for p in (ROOT / "curation").glob("*.py"))
+    assert len(top) <= MAX_TOP_LEVEL_MODULES, f"{len(top)} modules directly in curation/: {top}"
+
+
+def is_stage_entry(module: str) -> bool:
+    """A stage entry is the module a Dagster asset calls: ``<package>.stage`` or ``<package>.<name>_stage``."""
+    leaf = module.rsplit(".", 1)[-1]
+    return module.startswith("curation.") and (leaf == "stage" or leaf.endswith("_stage"))
+
+
+def test_stage_entries_are_the_top_of_the_library() -> None:
+    """Stages are a layer: only the Dagster layer, the CLI and the benchmarks call a stage entry; no library
+    module (another stage entry included) imports one, so a stage's helpers live in its package's plain
+    modules where anything below can use them."""
+    graph = import_graph(project_files())
+    offenders = [
+        f"{module} imports {target} (line {line})"
+        for module, edges in graph.items()
+        if module.startswith("curation") and module != "curation.cli"
+        for target, line in edges.items()
+        if is_stage_entry(target)
+    ]
+    assert not offenders, "library modules import stage entries:\n" + "\n".join(sorted(offenders))
+
+
+DAGSTER_LAYER = ("definitions", "resources", "assets", "checks", "automation")
+
+
+def test_only_the_cli_imports_the_dagster_layer() -> None:
+    """The CLI is the library's top: it alone loads the Dagster layer (lazily, from the project folder)."""
+    offenders = []
+    for module, path in project_files().items():
+        if module.split(".")[0] != "curation" or module == "curation.cli":
+            continue
+        for names, line in imports(module, path):
+            if names[-1].split(".")[0] in DAGSTER_LAYER:
+                offenders.append(f"{path.relative_to(ROOT)}:{line} imports {names[-1]}")
+    assert not offenders, "library modules import the Dagster layer:\n" + "\n".join(sorted(offenders))
+
+
+MAX_FUNCTION_LINES = 80
+MAX_LONG_FUNCTIONS = 3
+PRODUCT_FOLDERS = ("curation", "assets", "checks", "resources", "automation")
+
+
+def long_functions() -> dict[str, int]:
+    """Every function or method of the product code (library and Dagster layer) over 80 lines."""
+    found = {}
+    paths = [p for folder in PRODUCT_FOLDERS for p in sorted((ROOT / folder).rglob("*.py"))]
+    for path in [*paths, ROOT / "definitions.py"]:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                length = node.end_lineno - node.lineno + 1
+                if length > MAX_FUNCTION_LINES:
+                    found[f"{path.relative_to(ROOT)}:{node.lineno} {node.name}"] = length
+    return found
+
+
+def test_few_long_functions() -> None:
+    """A function past 80 lines does several things; at most three may (each says why in its docstring)."""
+    found = long_functions()
+    assert len(found) <= MAX_LONG_FUNCTIONS, f"{len(found)} functions over {MAX_FUNCTION_LINES} lines: {found}"

@@ -228,7 +228,7 @@ def test_batched_prediction_equals_one_text_at_a_time():
 def test_credsweeper_batched_scan_equals_one_text_at_a_time():
     """One scan + one ML call for many texts must give each text exactly its own spans: the same secret in
     two texts is found in both (no grouping or de-duplication across texts), prose is not scanned."""
-    from curation.detect.combination import credsweeper_spans
+    from curation.detect.credsweeper import credsweeper_spans
 
     texts = [
         "db_password = 'Xq9!vTz2#LmW8rKp'\nuser = 'admin'\n",

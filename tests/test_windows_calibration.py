@@ -155,8 +155,7 @@ def test_a_surprise_threshold_that_does_not_carry_over_to_the_batch_falls_back_t
     """Calibrated where surprise finds the detectors' misses and nothing else; a batch where the same
     threshold fires on a quarter of the clean text cannot have kept the collateral: detectors alone."""
     from curation.policy.calibration import SurpriseParams, calibrate
-    from curation.policy.masking import surprise_added_fraction
-    from curation.policy.masking_stage import checked_transfer
+    from curation.policy.masking import checked_transfer, surprise_added_fraction
 
     params = [SurpriseParams(WindowSpec("fixed", 1, 1, "mean_nll"), "global", 1)]
     labeled = [_policy_doc(i, [(5, 15)], [(5, 10)], [(10, 15)]) for i in range(10)]

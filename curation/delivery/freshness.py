@@ -125,7 +125,7 @@ def run_fingerprint(
 def batch_fingerprint(config: CurationConfig, code_roots: Iterable[Path]) -> str | None:
     """The fingerprint of a run of `config`'s batch, from the library alone (no Dagster import, no model
     weights); None when no HMAC key can be had (the run then fails on it with the full explanation)."""
-    from curation.detect.stage import detector_suite
+    from curation.detect.suite import detector_suite
     from curation.score.scorer import ReferenceScorer
     from curation.views.vault import HmacKeyError, configured_key
 

@@ -8,9 +8,8 @@ from curation.core.config import CurationConfig
 from curation.core.warehouse import CALIBRATION_BATCH, Warehouse, stage_summary
 from curation.delivery.card import CardInfo
 from curation.policy.calibration import finite_or_none
-from curation.policy.calibration_stage import current_calibration
-from curation.views.stage import RELEASE_ID_COLUMNS
-from curation.views.vault import public_id
+from curation.policy.stored import current_calibration
+from curation.views.vault import RELEASE_ID_COLUMNS, public_id
 
 
 def card_info(

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from curation.core.spans import API_KEY, PASSWORD, PRIVATE_KEY, SECRET, Span
+from curation.detect.base import CODE_KINDS
 
 
 def _credsweeper_label(rule_name: str) -> str:
@@ -97,3 +98,28 @@ class CredSweeperDetector:
             return base + ld.value_start, base + ld.value_start + len(value)
         pos = lines[idx].find(value)
         return (base + pos, base + pos + len(value)) if pos >= 0 else None
+
+
+# -- CredSweeper ----------------------------------------------------------------------------
+_CREDSWEEPER = None
+
+
+def credsweeper_spans(texts: Sequence[str], kinds: Sequence[str]) -> list[list[Span]]:
+    """CredSweeper (regex rules + its bundled ML validator, offline) on code, config and log texts, all
+    of them in one scan and one validation call."""
+    global _CREDSWEEPER
+    code = [text if kind in CODE_KINDS else "" for text, kind in zip(texts, kinds, strict=True)]
+    if not any(text.strip() for text in code):
+        return [[] for _ in texts]
+    if _CREDSWEEPER is None:
+        _CREDSWEEPER = CredSweeperDetector()
+    return _CREDSWEEPER.find_many(code)  # spans sourced CREDSWEEPER; blank (non-code) texts are skipped
+
+
+def credsweeper_version() -> str:
+    from importlib.metadata import version
+
+    try:
+        return version("credsweeper")
+    except Exception:  # not installed: reported as such
+        return "not installed"

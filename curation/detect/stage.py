@@ -3,32 +3,14 @@ cached per document by the detector key (``detector_runs``)."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 import time
 from collections.abc import Sequence
-from dataclasses import asdict
 
 import polars as pl
 
-from curation.core.config import CurationConfig, DetectorSettings
+from curation.core.config import CurationConfig
 from curation.core.warehouse import CALIBRATION_BATCH, CORPUS, LABELED, VALIDATION, Warehouse, insert_frame
-
-
-def detector_suite(settings: DetectorSettings):
-    """The detector suite for a run's detector settings, once per process (engines load lazily)."""
-    from curation.detect.suite import suite_for_settings
-
-    return suite_for_settings(settings)
-
-
-def detector_key(config: CurationConfig, suite) -> str:
-    """Identity of the detector results: rule/model versions plus the run's detector settings."""
-    payload = json.dumps(
-        {"versions": suite.versions, "settings": asdict(config.detectors)}, sort_keys=True, default=str
-    )
-    return hashlib.sha256(payload.encode()).hexdigest()[:16]
-
+from curation.detect.suite import detector_key
 
 DETECT_BATCH_DOCS = 32  # documents per detector call, on every engine (the same batches: the same spans)
 

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import functools
+import hashlib
+import json
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from curation.core.config import CurationConfig, DetectorSettings
 from curation.core.spans import CREDIT_CARD, SECRET, Span, subtract
 from curation.core.textnorm import for_matching
 from curation.detect.addresses import _find_addresses, _find_recipients
@@ -274,3 +277,16 @@ def suite_for_settings(settings) -> DetectorSuite:
     if settings.use_credsweeper is not None:
         kwargs["use_credsweeper"] = settings.use_credsweeper
     return DetectorSuite(DetectorConfig(**kwargs))
+
+
+def detector_suite(settings: DetectorSettings) -> DetectorSuite:
+    """The detector suite for a run's detector settings, once per process (engines load lazily)."""
+    return suite_for_settings(settings)
+
+
+def detector_key(config: CurationConfig, suite) -> str:
+    """Identity of the detector results: rule/model versions plus the run's detector settings."""
+    payload = json.dumps(
+        {"versions": suite.versions, "settings": asdict(config.detectors)}, sort_keys=True, default=str
+    )
+    return hashlib.sha256(payload.encode()).hexdigest()[:16]

@@ -19,7 +19,8 @@ import numpy as np
 from curation.core.config import MaskingConfig, bundled
 from curation.core.spans import Span, char_mask
 from curation.core.warehouse import Warehouse, load_token_scores, sha256_text
-from curation.detect.combination import choose_combination, credsweeper_spans, select_sources
+from curation.detect.combination import choose_combination, select_sources
+from curation.detect.credsweeper import credsweeper_spans
 from curation.labels.sets import LabeledRecord, load_labeled
 from curation.policy.calibration import (
     POLICIES,
@@ -35,9 +36,9 @@ from curation.policy.calibration import (
     pooled,
 )
 from curation.policy.masking import combine, surprise_added_fraction, surprise_spans, surprise_transfer
-from curation.policy.masking_stage import propagate_mentions
+from curation.policy.propagation import propagate_mentions
+from curation.score.pending import score_missing
 from curation.score.scorer import ReferenceScorer, ScoringConfig
-from curation.score.stage import score_missing
 from curation.tagger.model import (
     HiddenStateCache,
     TaggedText,

@@ -19,7 +19,7 @@ import polars as pl
 from curation.core.config import CurationConfig
 from curation.core.spans import Span
 from curation.core.warehouse import Warehouse
-from curation.detect.stage import detector_key
+from curation.detect.suite import detector_key
 from curation.gates.audit import audit_sample, find_known_values, sampled_residual_audit
 from curation.gates.release_text import TAG, content_digest, original_text_only, original_values
 

@@ -143,8 +143,8 @@ def recall_threshold(config: CurationConfig, warehouse: Warehouse, model_key: st
     """(calibrated params, lowest threshold flagging at most `clean_rate` of the calibration split's
     non-target characters, that share, the recall on its target characters at that threshold)."""
     from curation.policy.calibration import pooled
-    from curation.policy.calibration_stage import current_calibration
     from curation.policy.documents import load_scored_docs
+    from curation.policy.stored import current_calibration
 
     _, applied, _ = current_calibration(config, warehouse, model_key)
     docs = load_scored_docs(warehouse, model_key, VALIDATION, split="calibration")
@@ -163,8 +163,7 @@ def surprise_residual_signal(config: CurationConfig, warehouse: Warehouse, model
     """Share of the released characters that surprise flags at the recall-oriented threshold, next to
     the share expected on clean text (advisory)."""
     from curation.policy.calibration import doc_char_scores
-    from curation.policy.documents import load_scored_docs
-    from curation.policy.masking_stage import mask_spans_by_doc
+    from curation.policy.documents import load_scored_docs, mask_spans_by_doc
 
     try:
         params, threshold, expected, recall = recall_threshold(config, warehouse, model_key)

@@ -365,7 +365,7 @@ def predicted_spans(doc, combination: Sequence[str], calibration) -> list[Span]:
     mentions of each masked value in the record."""
     from curation.core.config import MaskingConfig
     from curation.policy.masking import combine, surprise_spans
-    from curation.policy.masking_stage import propagate_mentions
+    from curation.policy.propagation import propagate_mentions
 
     selected = combine(calibration.policy, select_sources_of(doc, combination), surprise_spans(doc, calibration))
     propagated, _ = propagate_mentions(
@@ -381,7 +381,8 @@ def predicted_spans(doc, combination: Sequence[str], calibration) -> list[Span]:
 def uncertainty(doc, probs: np.ndarray | None, threshold: float, surprise_calibration) -> float:
     """The mean of the tagger's closeness to its threshold and the disagreement between tagger, rules,
     CredSweeper and surprise: within [0, 1], as Label Studio wants a prediction's score."""
-    from curation.detect.combination import CODE_KINDS, CREDSWEEPER, RULES, TAGGER, source_family
+    from curation.detect.base import CODE_KINDS
+    from curation.detect.combination import CREDSWEEPER, RULES, TAGGER, source_family
     from curation.policy.masking import surprise_spans
 
     by_family: dict[str, list[Span]] = {RULES: [], TAGGER: [], CREDSWEEPER: []}

@@ -8,7 +8,13 @@ from collections.abc import Sequence
 import polars as pl
 
 from curation.core.spans import Span
-from curation.core.warehouse import CALIBRATION_BATCH, LABELED, VALIDATION, Warehouse, load_token_scores
+from curation.core.warehouse import (
+    CALIBRATION_BATCH,
+    LABELED,
+    VALIDATION,
+    Warehouse,
+    load_token_scores,
+)
 from curation.policy.calibration import ScoredDoc
 
 
@@ -73,3 +79,15 @@ def batch_documents(warehouse: Warehouse, batch_id: str) -> pl.DataFrame:
     return warehouse.query(
         "SELECT doc_id, scope_id, kind, text FROM documents WHERE batch_id = ? ORDER BY doc_id", [batch_id]
     )
+
+
+def mask_spans_by_doc(warehouse: Warehouse, batch_id: str) -> dict[str, list[Span]]:
+    frame = warehouse.query(
+        'SELECT doc_id, "start", "end", label, score, source FROM mask_spans '
+        'WHERE batch_id = ? ORDER BY doc_id, "start"',
+        [batch_id],
+    )
+    out: dict[str, list[Span]] = {}
+    for doc_id, start, end, label, score, source in frame.iter_rows():
+        out.setdefault(doc_id, []).append(Span(start, end, label, score, source))
+    return out

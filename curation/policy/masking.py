@@ -6,6 +6,7 @@ calibration (policy), so re-calibrating never re-scores.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
@@ -170,3 +171,38 @@ def loss_mask_for_tokenizer(text: str, spans: Sequence[Span], tokenizer) -> tupl
     for start, end in enc["offset_mapping"]:
         mask.append(bool(end > start and prefix[end] - prefix[start] > 0))
     return list(enc["input_ids"]), mask
+
+
+def checked_transfer(
+    applied: AppliedCalibration,
+    stored_summary: dict,
+    docs: Sequence[ScoredDoc],
+    collateral_budget: float,
+    surprising: Mapping[str, Sequence[Span]] | None = None,
+) -> tuple[AppliedCalibration, dict | None]:
+    """The calibration to apply to this batch: a surprise policy whose threshold did not carry over
+    (``masking.surprise_transfer``: it masks far more of the batch's other text than of the calibration
+    documents') falls back to the detectors alone, and the summary says so; the card prints it."""
+    reference = stored_summary.get("surprise_added_fraction")
+    if applied.policy == "detectors" or reference is None:
+        return applied, None
+    calibrated_fpr = float(stored_summary.get("operating_point", {}).get("fpr") or 0.0)
+    batch_fraction = surprise_added_fraction(docs, applied, surprising)
+    transfer = surprise_transfer(reference, batch_fraction, collateral_budget, calibrated_fpr)
+    transfer["calibrated_policy"] = applied.policy
+    if transfer["held"]:
+        transfer["applied_policy"] = applied.policy
+        return applied, transfer
+    transfer["applied_policy"] = "detectors"
+    return AppliedCalibration("detectors", applied.params, math.inf, {}), transfer
+
+
+def supplied_label_recall(docs: Sequence[ScoredDoc], selected: dict[str, list[Span]]) -> float | None:
+    """Share of supplied-label characters that detectors + surprise masked on their own."""
+    total = hit = 0
+    for doc in docs:
+        mask = char_mask(selected[doc.doc_id], len(doc.text))
+        for s in doc.gold:
+            total += s.length
+            hit += sum(mask[s.start : s.end])
+    return round(hit / total, 4) if total else None

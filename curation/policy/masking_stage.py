@@ -3,61 +3,24 @@ mask spans alone: the training view (loss-mask spans) and the redacted view (typ
 
 from __future__ import annotations
 
-import functools
 import json
-import math
-from collections.abc import Mapping, Sequence
 
 import polars as pl
 
 from curation.core.config import CurationConfig
-from curation.core.spans import Span, char_mask, merge
+from curation.core.spans import Span, merge
 from curation.core.warehouse import CORPUS, Warehouse, record_summary
 from curation.detect.combination import dropped_spans, dropped_summary, select_sources
-from curation.policy.calibration import AppliedCalibration, ScoredDoc
-from curation.policy.calibration_stage import current_calibration
-from curation.policy.documents import batch_documents, load_scored_docs
-from curation.policy.identities import IdentityReport, mask_name_variants
+from curation.policy.documents import batch_documents, load_scored_docs, mask_spans_by_doc
 from curation.policy.masking import (
+    checked_transfer,
     combine,
-    propagate_duplicates,
     redact,
-    surprise_added_fraction,
+    supplied_label_recall,
     surprise_spans,
-    surprise_transfer,
 )
-
-IDENTITY_PASSES = 4
-
-
-def propagate_mentions(
-    texts: dict[str, str],
-    selected: dict[str, list[Span]],
-    scope_of: dict[str, str],
-    *,
-    scope: str,
-    min_chars: int,
-    name_variants: bool = True,
-) -> tuple[dict[str, list[Span]], IdentityReport]:
-    """The masking step after selection: every other occurrence of a masked value in its scope, then
-    the variants of every masked person ("Dana Whitfield" -> "Ms Whitfield", "D. Whitfield").
-
-    Variants are found wherever a copy of the name now is and propagated in turn (the leak gate checks
-    every masked value batch-wide); a variant next to a masked word can merge into a longer name, so
-    this repeats until nothing changes (two passes, most). ``curation eval`` applies the same step, so
-    its numbers are the pipeline's."""
-    propagate = functools.partial(propagate_duplicates, texts, scope_of=scope_of, scope=scope, min_chars=min_chars)
-    masked = propagate(selected)
-    identities = IdentityReport()
-    if name_variants:
-        identity_scope = scope_of if scope != "document" else {d: d for d in texts}
-        for _ in range(IDENTITY_PASSES):
-            masked, found = mask_name_variants(texts, masked, identity_scope)
-            identities = identities.add(found)
-            if not (found.variant_spans or found.relabeled_as_person):
-                break
-            masked = propagate(masked)
-    return masked, identities
+from curation.policy.propagation import propagate_mentions
+from curation.policy.stored import current_calibration
 
 
 def mask_stage(config: CurationConfig, warehouse: Warehouse, model_key: str) -> dict:
@@ -129,57 +92,10 @@ def mask_stage(config: CurationConfig, warehouse: Warehouse, model_key: str) -> 
     return summary
 
 
-def checked_transfer(
-    applied: AppliedCalibration,
-    stored_summary: dict,
-    docs: Sequence[ScoredDoc],
-    collateral_budget: float,
-    surprising: Mapping[str, Sequence[Span]] | None = None,
-) -> tuple[AppliedCalibration, dict | None]:
-    """The calibration to apply to this batch: a surprise policy whose threshold did not carry over
-    (``masking.surprise_transfer``: it masks far more of the batch's other text than of the calibration
-    documents') falls back to the detectors alone, and the summary says so; the card prints it."""
-    reference = stored_summary.get("surprise_added_fraction")
-    if applied.policy == "detectors" or reference is None:
-        return applied, None
-    calibrated_fpr = float(stored_summary.get("operating_point", {}).get("fpr") or 0.0)
-    batch_fraction = surprise_added_fraction(docs, applied, surprising)
-    transfer = surprise_transfer(reference, batch_fraction, collateral_budget, calibrated_fpr)
-    transfer["calibrated_policy"] = applied.policy
-    if transfer["held"]:
-        transfer["applied_policy"] = applied.policy
-        return applied, transfer
-    transfer["applied_policy"] = "detectors"
-    return AppliedCalibration("detectors", applied.params, math.inf, {}), transfer
-
-
-def supplied_label_recall(docs: Sequence[ScoredDoc], selected: dict[str, list[Span]]) -> float | None:
-    """Share of supplied-label characters that detectors + surprise masked on their own."""
-    total = hit = 0
-    for doc in docs:
-        mask = char_mask(selected[doc.doc_id], len(doc.text))
-        for s in doc.gold:
-            total += s.length
-            hit += sum(mask[s.start : s.end])
-    return round(hit / total, 4) if total else None
-
-
 def _count(frame: pl.DataFrame, column: str) -> dict:
     if frame.height == 0:
         return {}
     return {r[0]: r[1] for r in frame.group_by(column).len().sort(column).iter_rows()}
-
-
-def mask_spans_by_doc(warehouse: Warehouse, batch_id: str) -> dict[str, list[Span]]:
-    frame = warehouse.query(
-        'SELECT doc_id, "start", "end", label, score, source FROM mask_spans '
-        'WHERE batch_id = ? ORDER BY doc_id, "start"',
-        [batch_id],
-    )
-    out: dict[str, list[Span]] = {}
-    for doc_id, start, end, label, score, source in frame.iter_rows():
-        out.setdefault(doc_id, []).append(Span(start, end, label, score, source))
-    return out
 
 
 def training_view_stage(config: CurationConfig, warehouse: Warehouse) -> dict:

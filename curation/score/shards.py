@@ -70,7 +70,7 @@ def plan_shards(
 ) -> tuple[list[ShardPlan], dict]:
     """Deal the batch's pending scoring chunks to at most ``workers`` shards (at least one, maybe empty, so
     the merge always runs), largest chunk first onto the lightest shard; returns the plans and counts."""
-    from curation.score.stage import current_tagger_key, pending_texts, scoring_chunks, texts_to_score
+    from curation.score.pending import current_tagger_key, pending_texts, scoring_chunks, texts_to_score
 
     wanted = texts_to_score(config, warehouse)
     items = list(zip(wanted["sha256"], wanted["text"], strict=True))
@@ -115,7 +115,7 @@ def score_shard(plan: ShardPlan, scorer: ReferenceScorer, hidden_cache=None, pro
     import pyarrow.parquet as pq
 
     from curation.core.warehouse import token_scores_frame
-    from curation.score.stage import ScoringProgress, score_chunk
+    from curation.score.pending import ScoringProgress, score_chunk
 
     started = time.perf_counter()
     texts = pl.read_parquet(plan.texts_path)
@@ -194,7 +194,7 @@ def score_shard_on_ray(
                 )
         rows[0] += frame.height
         if extras.get("probs"):
-            from curation.detect.combination import write_token_tags
+            from curation.tagger.store import write_token_tags
 
             write_token_tags(warehouse, tagger.key, extras["probs"])
         if hidden_cache is not None:

@@ -12,11 +12,8 @@ from curation.core.config import CurationConfig
 from curation.core.spans import Span
 from curation.core.warehouse import Warehouse
 from curation.gates.release_text import original_values
-from curation.policy.documents import batch_documents
-from curation.policy.masking_stage import mask_spans_by_doc
-
-# The ids a release replaces by public ids (column -> public id prefix); the map is kept in the vault.
-RELEASE_ID_COLUMNS = {"doc_id": "doc", "scope_id": "scope"}
+from curation.policy.documents import batch_documents, mask_spans_by_doc
+from curation.views.vault import RELEASE_ID_COLUMNS
 
 
 def surrogate_stage(config: CurationConfig, warehouse: Warehouse, engine, vault, rewriter=None) -> dict:

@@ -413,3 +413,7 @@ class Vault:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+# The ids a release replaces by public ids (column -> public id prefix); the map is kept in the vault.
+RELEASE_ID_COLUMNS = {"doc_id": "doc", "scope_id": "scope"}
