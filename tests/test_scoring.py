@@ -115,14 +115,14 @@ def test_progress_reports_tokens_within_one_long_text(small_batches):
 
 def test_scoring_stage_logs_token_progress(small_batches, tmp_path, monkeypatch):
     """The stage's log lines (what the Dagster run log shows) count tokens across the batch's texts."""
-    import curation.score.stage as scoring_stage
+    import curation.score.pending as pending
     from curation.core.warehouse import Warehouse
 
-    monkeypatch.setattr(scoring_stage, "PROGRESS_EVERY_S", 0.0)  # every batch, not every 10 s
+    monkeypatch.setattr(pending, "PROGRESS_EVERY_S", 0.0)  # every batch, not every 10 s
     lines: list[str] = []
     texts = [("a" * 64, TEXT * 3), ("b" * 64, TEXT)]
     before = small_batches.stats.tokens_scored
-    assert scoring_stage.score_missing(Warehouse(tmp_path / "w.duckdb"), small_batches, texts, lines.append) == 2
+    assert pending.score_missing(Warehouse(tmp_path / "w.duckdb"), small_batches, texts, lines.append) == 2
     token_lines = [line for line in lines if line.startswith("scoring: ")]
     assert len(token_lines) >= 4
     total = small_batches.stats.tokens_scored - before

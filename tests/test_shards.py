@@ -14,7 +14,7 @@ import pytest
 
 from curation.core.config import ConfigError, CurationConfig, ShardingConfig, load_config
 from curation.core.warehouse import Warehouse, sha256_text
-from curation.score import stage as scoring_stage
+from curation.score import pending as pending
 from curation.score.scorer import ReferenceScorer, ScoringConfig
 from curation.score.shards import merge_shards, plan_shards, score_shard, work_folder
 from curation.tagger.model import HiddenStateCache
@@ -67,13 +67,13 @@ def scorer() -> ReferenceScorer:
 def test_shards_merge_to_the_single_worker_result(scorer, tmp_path, monkeypatch):
     """Three shards scored out of order merge to the same rows, bytes and hidden states as one worker; the
     private work folder is 0700 with 0600 files while it exists, and is gone after the merge."""
-    monkeypatch.setattr(scoring_stage, "SCORE_BATCH_DOCS", 3)  # 8 texts -> 3 chunks -> 3 shards
+    monkeypatch.setattr(pending, "SCORE_BATCH_DOCS", 3)  # 8 texts -> 3 chunks -> 3 shards
     key = scorer.model_key
     single_config, single = _warehouse_with_batch(tmp_path / "single", TEXTS)
     single_cache = HiddenStateCache(tmp_path / "cache-single", key)
-    items = scoring_stage.texts_to_score(single_config, single)
+    items = pending.texts_to_score(single_config, single)
     pairs = list(zip(items["sha256"], items["text"], strict=True))
-    scoring_stage.score_missing(single, scorer, pairs, None, single_cache)
+    pending.score_missing(single, scorer, pairs, None, single_cache)
 
     config, sharded = _warehouse_with_batch(tmp_path / "sharded", TEXTS)
     cache = HiddenStateCache(tmp_path / "cache-sharded", key)
@@ -135,7 +135,7 @@ def _batch_facts(root: Path) -> dict[str, list[tuple]]:
 def test_three_workers_match_one_worker_end_to_end(scored_copy, tmp_path, monkeypatch):
     """The whole job on one worker and on three shards (in-process executor, same model chunks): the same
     token scores, detector and tagger spans, mask spans and surrogate texts."""
-    monkeypatch.setattr(scoring_stage, "SCORE_BATCH_DOCS", 2)  # every 2 texts one model call: >= 3 chunks for 3 shards
+    monkeypatch.setattr(pending, "SCORE_BATCH_DOCS", 2)  # every 2 texts one model call: >= 3 chunks for 3 shards
     facts, metadata = {}, {}
     for workers in (1, 3):
         root = tmp_path / f"workers-{workers}"
