@@ -14,7 +14,7 @@ import pytest
 
 from curation.core.config import ConfigError, CurationConfig, ShardingConfig, load_config
 from curation.core.warehouse import Warehouse, sha256_text
-from curation.score import pending as pending
+from curation.score import pending
 from curation.score.scorer import ReferenceScorer, ScoringConfig
 from curation.score.shards import merge_shards, plan_shards, score_shard, work_folder
 from curation.tagger.model import HiddenStateCache
