@@ -22,11 +22,7 @@ PARTITION_TAG = "dagster/partition"
 def batch_config(context, settings) -> CurationConfig:
     """The run's config for the batch being materialized (the run's partition; the configured batch_id
     when the run is not partitioned). Works for asset and asset-check contexts alike."""
-    from curation.batches import resolve
-
-    config = settings.load()
-    key = context.run.tags.get(PARTITION_TAG)
-    return resolve(config, key) if key else config
+    return settings.for_partition(context.run.tags.get(PARTITION_TAG))
 
 
 def significant(value, digits: int = 4):
@@ -54,6 +50,35 @@ def markdown_table(rows: list[dict], columns: list[str] | None = None) -> str:
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     lines += ["| " + " | ".join(_cell(row.get(c)) for c in columns) + " |" for row in rows]
     return "\n".join(lines)
+
+
+def gate_table(status: dict[str, dict]) -> dg.MetadataValue:
+    """Gate results as the UI's table: name, passed or FAILED, and the reason."""
+    rows = [
+        {"gate": name, "result": "passed" if s.get("passed") else "FAILED", "reason": s.get("reason") or ""}
+        for name, s in sorted(status.items())
+    ]
+    return dg.MetadataValue.md(markdown_table(rows))
+
+
+def release_blocked_observation(
+    partition: str, blocked_by: dict[str, str], status: dict[str, dict] | None = None
+) -> dg.AssetObservation:
+    """The one observation that marks a batch's `release` partition blocked: by which gates and why (the
+    partition's panel shows the latest), with every gate's result where the caller has them all."""
+    if status is None:
+        status = {name: {"passed": False, "reason": why} for name, why in blocked_by.items()}
+    names = ", ".join(sorted(blocked_by))
+    return dg.AssetObservation(
+        asset_key="release",
+        partition=partition,
+        description="release blocked by " + names,
+        metadata={
+            "release_status": dg.MetadataValue.text("blocked"),
+            "blocked_by": dg.MetadataValue.text(names),
+            "gates": gate_table(status),
+        },
+    )
 
 
 def _readable(value) -> dg.MetadataValue:

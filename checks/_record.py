@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import dagster as dg
 
-from assets._common import PARTITION_TAG, as_metadata, markdown_table
+from assets._common import PARTITION_TAG, as_metadata, release_blocked_observation
 from curation.core.warehouse import Warehouse
+from curation.delivery.deliver import UPSTREAM
 from curation.gates.release_gates import GateResult, record_gate, run_blocking_failures
-
-UPSTREAM = "upstream"
 
 
 def to_check_result(
@@ -45,24 +44,8 @@ def to_check_result(
 
 
 def mark_release_blocked(context, blocked_by: dict[str, str]) -> None:
-    """An observation on the run's `release` partition: blocked, by which gates (all that failed in this run
-    so far, so the latest observation, which the partition's panel shows, names every one), and why."""
+    """Mark the run's `release` partition blocked by every gate that failed in this run so far (so the
+    latest observation, which the partition's panel shows, names every one)."""
     partition = context.run.tags.get(PARTITION_TAG)
-    if not partition:
-        return
-    context.op_execution_context.log_event(
-        dg.AssetObservation(
-            asset_key="release",
-            partition=partition,
-            description="release blocked by " + ", ".join(blocked_by),
-            metadata={
-                "release_status": dg.MetadataValue.text("blocked"),
-                "blocked_by": dg.MetadataValue.text(", ".join(blocked_by)),
-                "gates": dg.MetadataValue.md(
-                    markdown_table(
-                        [{"gate": name, "result": "FAILED", "reason": why} for name, why in blocked_by.items()]
-                    )
-                ),
-            },
-        )
-    )
+    if partition:
+        context.op_execution_context.log_event(release_blocked_observation(partition, blocked_by))

@@ -3,7 +3,8 @@
 import dagster as dg
 
 from assets._common import DELIVERY_BATCHES, batch_config, one_connection
-from checks._record import UPSTREAM, to_check_result
+from checks._record import to_check_result
+from curation.delivery.deliver import UPSTREAM
 from curation.gates.contracts import check_contract, frame_digest
 from curation.gates.release_gates import (
     DOCUMENT_CONTRACT,

@@ -14,6 +14,8 @@ from curation.core.config import CurationConfig, load_config
 from curation.core.warehouse import Warehouse
 from curation.score.scorer import ReferenceScorer, ScoringConfig
 
+PARTITION_TAG = "dagster/partition"
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
 
@@ -33,12 +35,19 @@ class CurationSettings(dg.ConfigurableResource):
     def setup_for_execution(self, context: dg.InitResourceContext) -> None:
         """A partitioned run reads its batch's registered source (`curation.batches`), wherever it was
         launched from: the CLI, the inbox sensor, a re-execution or a new launch in the UI."""
+        run = context.dagster_run
+        self.for_partition(run.tags.get(PARTITION_TAG) if run is not None else None)
+
+    def for_partition(self, key: str | None) -> CurationConfig:
+        """The config of delivery batch `key` (the configured one when None): the one place a partition's
+        config is resolved, once per run and then reused by every asset and check of it."""
         from curation.batches import resolve
 
-        run = context.dagster_run
-        key = run.tags.get("dagster/partition") if run is not None else None
-        if key:
+        if not key:
+            return self.load()
+        if self._batch_config is None or self._batch_config.batch_id != key:
             self._batch_config = resolve(self._configured(), key)
+        return self._batch_config
 
     def _configured(self) -> CurationConfig:
         return load_config(
