@@ -13,7 +13,7 @@ import polars as pl
 
 from curation.core.config import CurationConfig
 from curation.core.warehouse import CALIBRATION_BATCH, CORPUS, Warehouse
-from curation.delivery.stage import internal_release_tables, release_tables
+from curation.delivery.tables import internal_release_tables, release_tables
 from curation.detect.stage import detect_stage
 from curation.detect.suite import detector_suite
 from curation.gates import release_gates as gates

@@ -17,6 +17,7 @@ import polars as pl
 
 from curation.core.config import CurationConfig
 from curation.core.warehouse import CALIBRATION_BATCH, Warehouse
+from curation.delivery.tables import release_tables
 from curation.delivery.writer import release_id_for, write_release
 from curation.gates import release_gates as gates
 
@@ -115,7 +116,6 @@ def deliver(
     """Release the batch's current text: refuse (:class:`ReleaseBlocked`) unless every gate passed for this
     exact text, reuse an identical earlier delivery, else write Parquet shards + card + signed manifest
     atomically to `releases/<release_id>/` and record it. ``signing_key`` is read only once the gates pass."""
-    from curation.delivery.stage import release_tables
     from curation.evaluation.leakage import card_evidence
     from curation.policy.stored import current_calibration
 
