@@ -125,7 +125,7 @@ def pending_texts(
     """(sha256, text, needs_scores) of the texts to run through the model, sorted by sha256: texts without
     token scores for ``model_key``, and (with a hidden-state cache) texts whose states are missing and
     that the head ``tagger_key`` has not tagged yet."""
-    from curation.detect.combination import tagged_shas
+    from curation.tagger.store import tagged_shas
 
     done = cached_shas(warehouse, model_key)
     tagged = tagged_shas(warehouse, tagger_key) if hidden_cache is not None else set()
