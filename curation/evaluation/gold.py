@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,17 +25,15 @@ from curation.labels.sets import LabeledRecord, load_labeled
 from curation.policy.calibration import (
     POLICIES,
     Calibration,
-    CandidateResult,
     ScoredDoc,
     auroc,
     calibrate,
     char_metrics,
-    choose_policy,
     evaluate,
     finite_or_none,
     pooled,
 )
-from curation.policy.masking import combine, surprise_added_fraction, surprise_spans, surprise_transfer
+from curation.policy.masking import combine, surprise_added_fraction, surprise_spans, transfer_check
 from curation.policy.propagation import propagate_mentions
 from curation.score.pending import score_missing
 from curation.score.scorer import ReferenceScorer, ScoringConfig
@@ -162,6 +160,31 @@ def _signal_metrics(docs: Sequence[ScoredDoc], spans: dict[str, list[Span]]) -> 
     }
 
 
+@dataclass(frozen=True)
+class SignalSettings:
+    """How ``curation eval`` and ``curation label export`` build their signals: the labeled sets to
+    calibrate (and, without ``train_on``, train the tagger) on, the caches, and which signals take part.
+
+    ``detector_suite`` replaces the default ``DetectorSuite(DetectorConfig())`` (scripts/ablate_detectors.py
+    passes suites with detector families excluded). ``train_on`` (``--train-on``): the labeled sets the
+    tagger trains on instead of the calibration sets (plus the public sets); the calibration sets then only
+    calibrate, each domain's tagger threshold chosen on the head's probabilities for texts it never saw, so
+    new labels take effect in seconds (no tagger training) and the threshold is an honest held-out choice."""
+
+    calibrate_on: Path | str | Sequence[str | Path] | None = None
+    warehouse_path: Path | None = None
+    scoring: ScoringConfig | None = None
+    use_detectors: bool = True
+    use_tagger: bool = True
+    public_sets: bool = True
+    tagger_config: TaggerConfig | None = None
+    label_map: Mapping[str, str] | None = None
+    detector_suite: DetectorSuite | None = None
+    collateral_budget: float = 0.03
+    train_on: Sequence[str | Path] | None = None
+    progress: Callable[[str], None] = _log
+
+
 @dataclass
 class CalibratedSignals:
     """The current tagger and detectors, trained and calibrated on labeled sets: what ``curation eval``
@@ -204,97 +227,107 @@ class CalibratedSignals:
         return probs
 
 
+def _suite(settings: SignalSettings) -> DetectorSuite | None:
+    if not settings.use_detectors:
+        return None
+    if settings.detector_suite is not None:
+        return settings.detector_suite
+    from curation.detect import DetectorConfig, DetectorSuite
+
+    return DetectorSuite(DetectorConfig())
+
+
+def _scored_sets(specs, settings: SignalSettings, scorer, warehouse, cache, what: str) -> dict[str, list[ScoredDoc]]:
+    """Each labeled set of ``specs`` scored (no detector spans), by domain; sets of one domain are joined."""
+    out: dict[str, list[ScoredDoc]] = {}
+    for name, path in specs:
+        records = load_labeled(path, settings.label_map)
+        settings.progress(f"scoring {what} {name!r} ({len(records)} records)")
+        out.setdefault(name, []).extend(scored(records, scorer, warehouse, None, settings.progress, cache))
+    return out
+
+
+def _public_docs(settings: SignalSettings, scorer, warehouse, cache) -> list[ScoredDoc]:
+    if not settings.public_sets:
+        return []
+    from curation.core.config import PUBLIC_SETS
+
+    docs = []
+    for _, name in PUBLIC_SETS:
+        records = load_labeled(bundled(f"public/{name}"))
+        settings.progress(f"scoring bundled public set {name} ({len(records)} records)")
+        docs += scored(records, scorer, warehouse, None, settings.progress, cache)
+    return docs
+
+
+def _train_tagger(settings: SignalSettings, val_docs, scorer, warehouse, cache) -> tuple[Tagger, dict, dict]:
+    """Train (or load) the head on the training sets plus the public sets, choose each domain's threshold
+    on predictions for texts the head never saw, and add its spans to the calibration documents."""
+    public = _public_docs(settings, scorer, warehouse, cache)
+    train_docs = val_docs
+    if settings.train_on:
+        train_docs = _scored_sets(
+            labeled_set_specs(settings.train_on), settings, scorer, warehouse, cache, "tagger training set"
+        )
+    order = [(d, doc) for d in train_docs for doc in train_docs[d]]
+    items = _tagged([doc for _, doc in order] + public, cache)
+    config = settings.tagger_config or TaggerConfig()
+    folder = warehouse.path.parent / "taggers"
+    head, oof = _train_or_load(items, scorer.model_key, config, folder, settings.progress)
+    if settings.train_on:  # the head never saw the calibration sets: its plain predictions are held-out ones
+        cal_order = [(d, doc) for d in val_docs for doc in val_docs[d]]
+        cal_items = _tagged([doc for _, doc in cal_order], cache)
+        cal_probs = list(head.predict_many([it.hidden for it in cal_items]))
+    else:
+        cal_order, cal_items, cal_probs = order, items, oof
+    thresholds = {}
+    for name in val_docs:
+        idx = [i for i, (d, _) in enumerate(cal_order) if d == name]
+        thresholds[name], _ = choose_threshold([cal_items[i] for i in idx], [cal_probs[i] for i in idx])
+    for i, (name, doc) in enumerate(cal_order):  # calibration docs: spans of a head that never saw them
+        it = cal_items[i]
+        doc.detected = doc.detected + decode_spans(
+            it.text, it.char_start, it.char_end, cal_probs[i], head.labels, thresholds[name]
+        )
+    trained_on = [f"{d}={p}" for d, p in labeled_set_specs(settings.train_on)] if settings.train_on else None
+    summary = {
+        "enabled": True,
+        "tagger_key": head.key,
+        "thresholds": thresholds,
+        "training_texts": len(items),
+        "public_sets": settings.public_sets,
+        "trained_on": trained_on or "calibration sets",
+        **{k: v for k, v in head.report.items() if k != "labels"},
+    }
+    return head, thresholds, summary
+
+
 def calibrated_signals(
-    calibrate_on: Path | str | Sequence[str | Path] | None = None,
-    *,
-    warehouse_path: Path | None = None,
-    scoring: ScoringConfig | None = None,
-    use_detectors: bool = True,
-    use_tagger: bool = True,
-    public_sets: bool = True,
-    tagger_config: TaggerConfig | None = None,
-    label_map: Mapping[str, str] | None = None,
-    detector_suite: DetectorSuite | None = None,
-    progress=_log,
-    collateral_budget: float | None = 0.03,
-    train_on: Sequence[str | Path] | None = None,
+    calibrate_on: Path | str | Sequence[str | Path] | None = None, **options
 ) -> CalibratedSignals:
     """Score and detect the ``--calibrate-on`` sets (read with ``label_map``, default: the bundled one),
     train (or load) the tagger on them plus the bundled public sets, choose each domain's tagger threshold
-    and detector combination.
-
-    ``train_on`` (``--train-on``): the labeled sets the tagger trains on instead of the calibration sets
-    (plus the public sets). The calibration sets then only calibrate: each domain's tagger threshold is
-    chosen on the head's probabilities for texts it never saw, so new labels take effect in seconds (no
-    tagger training) and the threshold is an honest held-out choice."""
+    and detector combination. ``options``: the other fields of :class:`SignalSettings`."""
+    settings = SignalSettings(calibrate_on=calibrate_on, **options)
     specs = labeled_set_specs(calibrate_on)
-    val_by_domain = {d: load_labeled(p, label_map) for d, p in specs}
-    scorer = ReferenceScorer(scoring or ScoringConfig())
-    warehouse = Warehouse(warehouse_path or default_cache())
-    cache = HiddenStateCache(warehouse.path.parent, scorer.model_key) if use_tagger else None
-    suite = None
-    if use_detectors and detector_suite is not None:
-        suite = detector_suite  # scripts/ablate_detectors.py: families excluded
-    elif use_detectors:
-        from curation.detect import DetectorConfig, DetectorSuite
-
-        suite = DetectorSuite(DetectorConfig())
+    scorer = ReferenceScorer(settings.scoring or ScoringConfig())
+    warehouse = Warehouse(settings.warehouse_path or default_cache())
+    cache = HiddenStateCache(warehouse.path.parent, scorer.model_key) if settings.use_tagger else None
+    suite = _suite(settings)
     val_docs: dict[str, list[ScoredDoc]] = {}
-    for name, records in val_by_domain.items():
-        progress(f"scoring and detecting calibration set {name!r} ({len(records)} records)")
-        val_docs[name] = scored(records, scorer, warehouse, suite, progress, cache)
-    head, thresholds = None, {}
-    tagger_summary: dict = {"enabled": use_tagger}
-    if use_tagger:
-        public = []
-        if public_sets:
-            from curation.core.config import PUBLIC_SETS
-
-            for _, name in PUBLIC_SETS:
-                records = load_labeled(bundled(f"public/{name}"))
-                progress(f"scoring bundled public set {name} ({len(records)} records)")
-                public += scored(records, scorer, warehouse, None, progress, cache)
-        train_docs = val_docs
-        if train_on:
-            train_docs = {}
-            for name, path in labeled_set_specs(train_on):
-                records = load_labeled(path, label_map)
-                progress(f"scoring tagger training set {name!r} ({len(records)} records)")
-                train_docs.setdefault(name, []).extend(scored(records, scorer, warehouse, None, progress, cache))
-        order = [(d, doc) for d in train_docs for doc in train_docs[d]]
-        items = _tagged([doc for _, doc in order] + public, cache)
-        config = tagger_config or TaggerConfig()
-        head, oof = _train_or_load(items, scorer.model_key, config, warehouse.path.parent / "taggers", progress)
-        if train_on:  # the head never saw the calibration sets: its plain predictions are held-out ones
-            cal_order = [(d, doc) for d in val_docs for doc in val_docs[d]]
-            cal_items = _tagged([doc for _, doc in cal_order], cache)
-            cal_probs = list(head.predict_many([it.hidden for it in cal_items]))
-        else:
-            cal_order, cal_items, cal_probs = order, items, oof
-        for name in val_docs:
-            idx = [i for i, (d, _) in enumerate(cal_order) if d == name]
-            thresholds[name], _ = choose_threshold([cal_items[i] for i in idx], [cal_probs[i] for i in idx])
-        for i, (name, doc) in enumerate(cal_order):  # calibration docs: spans of a head that never saw them
-            it = cal_items[i]
-            doc.detected = doc.detected + decode_spans(
-                it.text, it.char_start, it.char_end, cal_probs[i], head.labels, thresholds[name]
-            )
-        tagger_summary.update(
-            {
-                "tagger_key": head.key,
-                "thresholds": thresholds,
-                "training_texts": len(items),
-                "public_sets": public_sets,
-                "trained_on": [f"{d}={p}" for d, p in labeled_set_specs(train_on)] if train_on else "calibration sets",
-                **{k: v for k, v in head.report.items() if k != "labels"},
-            }
-        )
+    for name, path in specs:
+        records = load_labeled(path, settings.label_map)
+        settings.progress(f"scoring and detecting calibration set {name!r} ({len(records)} records)")
+        val_docs[name] = scored(records, scorer, warehouse, suite, settings.progress, cache)
+    head, thresholds, tagger_summary = None, {}, {"enabled": False}
+    if settings.use_tagger:
+        head, thresholds, tagger_summary = _train_tagger(settings, val_docs, scorer, warehouse, cache)
     for docs in val_docs.values():
         for doc, found in zip(docs, credsweeper_spans([d.text for d in docs], [d.kind for d in docs]), strict=True):
             doc.detected = doc.detected + found
     per_domain = {}
     for name, docs in val_docs.items():
-        combination, table = choose_combination(docs, collateral_budget=collateral_budget)
+        combination, table = choose_combination(docs, collateral_budget=settings.collateral_budget)
         per_domain[name] = {"detector_combination": "+".join(combination), "calibration_combinations": table}
     return CalibratedSignals(
         specs, scorer, warehouse, cache, suite, head, thresholds, val_docs, per_domain, tagger_summary
@@ -304,109 +337,28 @@ def calibrated_signals(
 def calibrate_policies(
     cal_docs: list[ScoredDoc], policies: Sequence[str], collateral_budget: float, domain: str, progress=_log
 ) -> tuple[Calibration, dict[str, Calibration]]:
-    """Calibrate each masking policy on the domain's docs; the one the pipeline's rule picks (best F1, or
-    the detectors alone within one standard error of it: :func:`choose_policy`) and all of them."""
-    cals: dict[str, Calibration] = {}
-    chosen: Calibration | None = None
-    for name in policies:
-        progress(f"calibrating policy {name} on {domain!r}")
-        cal = cals[name] = calibrate(cal_docs, policies=(name,), collateral_budget=collateral_budget)
-        if chosen is None or cal.point.metrics.f1 > chosen.point.metrics.f1:
-            chosen = cal
-    assert chosen is not None
-    detectors = cals.get("detectors")
-    if detectors is not None and chosen is not detectors:
-        rule = choose_policy(cal_docs, _as_candidate(chosen), _as_candidate(detectors), "max_f1", collateral_budget)
-        if rule["chosen"] == "detectors":
-            chosen = detectors
-        chosen.policy_rule = rule
+    """The pipeline's choice (:func:`calibration.calibrate` over every policy: best F1, or the detectors
+    alone within one standard error of it) and, for the per-policy report, each policy calibrated alone."""
+    progress(f"calibrating policies {', '.join(policies)} on {domain!r}")
+    chosen = calibrate(cal_docs, policies=policies, collateral_budget=collateral_budget)
+    cals = {name: calibrate(cal_docs, policies=(name,), collateral_budget=collateral_budget) for name in policies}
     return chosen, cals
 
 
-def _as_candidate(cal: Calibration) -> CandidateResult:
-    return CandidateResult(cal.policy, cal.params, cal.point, cal.surprise_auroc)
-
-
-def run_eval(
-    gold_path: Path,
-    predictions_path: Path,
-    metrics_path: Path,
-    *,
-    calibrate_on: Path | str | Sequence[str | Path] | None = None,
-    domain: str | None = None,
-    policy: str = "auto",
-    warehouse_path: Path | None = None,
-    scoring: ScoringConfig | None = None,
-    collateral_budget: float = 0.03,
-    use_detectors: bool = True,
-    use_tagger: bool = True,
-    public_sets: bool = True,
-    tagger_config: TaggerConfig | None = None,
-    label_map: Mapping[str, str] | None = None,
-    detector_suite: DetectorSuite | None = None,
-    progress=_log,
-    train_on: Sequence[str | Path] | None = None,
-) -> dict:
-    """Train the tagger on the calibration sets (plus the bundled public sets), calibrate on the
-    domain's set, predict GOLD; write predicted spans and metrics (with a per-signal ablation). GOLD and
-    the calibration sets are read with ``label_map`` (default: the bundled one).
-
-    ``detector_suite`` replaces the default ``DetectorSuite(DetectorConfig())``: scripts/ablate_detectors.py
-    passes suites with detector families excluded."""
-    started = time.perf_counter()
-    specs = labeled_set_specs(calibrate_on)
-    domain = domain or specs[0][0]
-    if domain not in {d for d, _ in specs}:
-        raise ValueError(f"--domain {domain!r} is not one of the --calibrate-on domains {[d for d, _ in specs]}")
-    gold_records = load_labeled(gold_path, label_map)
-    signals = calibrated_signals(
-        calibrate_on,
-        warehouse_path=warehouse_path,
-        scoring=scoring,
-        use_detectors=use_detectors,
-        use_tagger=use_tagger,
-        public_sets=public_sets,
-        tagger_config=tagger_config,
-        label_map=label_map,
-        detector_suite=detector_suite,
-        progress=progress,
-        collateral_budget=collateral_budget,
-        train_on=train_on,
-    )
-    progress(f"scoring and detecting {gold_path} ({len(gold_records)} records)")
-    gold_docs = signals.score(gold_records, progress)
-    signals.detect(gold_docs, domain)
-    val_docs, per_domain, tagger_summary = signals.val_docs, signals.per_domain, signals.tagger_summary
-    scorer = signals.scorer
-    combination = signals.combination(domain)
-    # every single signal and every combination calibration weighed: the held-out side of its choice
-    weighed = [r["combination"] for r in per_domain[domain]["calibration_combinations"]]
-    ablation_signals = {
-        c: tuple(c.split("+"))
-        for c in dict.fromkeys(
-            ["rules", "tagger", "credsweeper", "credsweeper&tagger", "rules+tagger", "tagger+rules&tagger", *weighed]
+def _ablation(gold_docs: list[ScoredDoc], weighed: Sequence[str]) -> dict[str, dict]:
+    """Every single signal and every combination calibration weighed, measured on GOLD: the held-out side
+    of the combination's choice."""
+    names = ["rules", "tagger", "credsweeper", "credsweeper&tagger", "rules+tagger", "tagger+rules&tagger", *weighed]
+    return {
+        name: _signal_metrics(
+            gold_docs, {d.doc_id: select_sources(len(d.text), d.detected, tuple(name.split("+"))) for d in gold_docs}
         )
+        for name in dict.fromkeys(names)
     }
-    ablation = {
-        name: _signal_metrics(gold_docs, {d.doc_id: select_sources(len(d.text), d.detected, combo) for d in gold_docs})
-        for name, combo in ablation_signals.items()
-    }
-    cal_docs = val_docs[domain]
-    for doc in [*cal_docs, *gold_docs]:
-        doc.detected = select_sources(len(doc.text), doc.detected, combination)
-    policies = POLICIES if policy == "auto" else (policy,)
-    if not use_detectors and not use_tagger:
-        policies = ("surprise",)
-    chosen, cals = calibrate_policies(cal_docs, policies, collateral_budget, domain, progress)
-    policy_rule, transfer = chosen.policy_rule, None
-    if chosen.policy != "detectors" and "detectors" in cals:  # the pipeline's label-free check, on GOLD's texts
-        added = surprise_added_fraction(cal_docs, chosen), surprise_added_fraction(gold_docs, chosen)
-        fpr = chosen.point.metrics.fpr
-        transfer = {**surprise_transfer(*added, collateral_budget, fpr), "calibrated_policy": chosen.policy}
-        if not transfer["held"]:
-            chosen = cals["detectors"]
-        transfer["applied_policy"] = chosen.policy
-    per_policy = {
+
+
+def _per_policy(cals: dict[str, Calibration], cal_docs, gold_docs) -> dict[str, dict]:
+    return {
         name: {
             "params": cal.params.name,
             "surprise_auroc_gold": finite_or_none(auroc(*pooled(gold_docs, "surprise", cal.params))),
@@ -417,9 +369,23 @@ def run_eval(
         }
         for name, cal in cals.items()
     }
-    selected = predictions(gold_docs, chosen)
-    # The pipeline's masking step after selection (other occurrences of each masked value, person-name
-    # variants), per document: eval records are independent texts, so nothing propagates across them.
+
+
+def _write_predictions(path: Path, gold_docs: list[ScoredDoc], predicted: dict[str, list[Span]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as f:
+        for doc in gold_docs:
+            spans = [
+                {"start": s.start, "end": s.end, "label": s.label, "score": s.score, "source": s.source or "detector"}
+                for s in predicted[doc.doc_id]
+            ]
+            f.write(json.dumps({"id": doc.doc_id, "spans": spans}) + "\n")
+
+
+def masked_predictions(gold_docs: list[ScoredDoc], calibration) -> tuple[dict, dict]:
+    """(selected, after propagation): the pipeline's masking of each GOLD record, per document (eval
+    records are independent texts, so nothing propagates across them)."""
+    selected = predictions(gold_docs, calibration)
     predicted, _ = propagate_mentions(
         {d.doc_id: d.text for d in gold_docs},
         selected,
@@ -427,6 +393,50 @@ def run_eval(
         scope="document",
         min_chars=MaskingConfig().min_propagation_chars,
     )
+    return selected, predicted
+
+
+def run_eval(
+    gold_path: Path,
+    predictions_path: Path,
+    metrics_path: Path,
+    *,
+    domain: str | None = None,
+    policy: str = "auto",
+    **options,
+) -> dict:
+    """Train the tagger on the calibration sets (plus the bundled public sets), calibrate on the
+    domain's set, predict GOLD; write predicted spans and metrics (with a per-signal ablation). GOLD and
+    the calibration sets are read with ``label_map`` (default: the bundled one). ``options``: the fields of
+    :class:`SignalSettings`. The combination, the policy and the transfer check are the pipeline's own."""
+    started = time.perf_counter()
+    settings = SignalSettings(**options)
+    budget, progress = settings.collateral_budget, settings.progress
+    specs = labeled_set_specs(settings.calibrate_on)
+    domain = domain or specs[0][0]
+    if domain not in {d for d, _ in specs}:
+        raise ValueError(f"--domain {domain!r} is not one of the --calibrate-on domains {[d for d, _ in specs]}")
+    gold_records = load_labeled(gold_path, settings.label_map)
+    signals = calibrated_signals(**{**options, "calibrate_on": settings.calibrate_on})
+    progress(f"scoring and detecting {gold_path} ({len(gold_records)} records)")
+    gold_docs = signals.score(gold_records, progress)
+    signals.detect(gold_docs, domain)
+    combination = signals.combination(domain)
+    ablation = _ablation(gold_docs, [r["combination"] for r in signals.per_domain[domain]["calibration_combinations"]])
+    cal_docs = signals.val_docs[domain]
+    for doc in [*cal_docs, *gold_docs]:
+        doc.detected = select_sources(len(doc.text), doc.detected, combination)
+    policies = POLICIES if policy == "auto" else (policy,)
+    if not settings.use_detectors and not settings.use_tagger:
+        policies = ("surprise",)
+    chosen, cals = calibrate_policies(cal_docs, policies, budget, domain, progress)
+    policy_rule, transfer = chosen.policy_rule, None
+    if "detectors" in cals:  # the pipeline's label-free check, on GOLD's texts
+        reference = surprise_added_fraction(cal_docs, chosen) if chosen.policy != "detectors" else None
+        transfer = transfer_check(chosen, reference, chosen.point.metrics.fpr, gold_docs, budget)
+        if transfer is not None and not transfer["held"]:
+            chosen = cals["detectors"]
+    selected, predicted = masked_predictions(gold_docs, chosen)
     surprise_cal = cals.get("surprise")
     if surprise_cal is not None:
         ablation["surprise"] = _signal_metrics(
@@ -434,22 +444,16 @@ def run_eval(
         )
     ablation["chosen_before_propagation"] = _signal_metrics(gold_docs, selected)
     ablation["chosen"] = _signal_metrics(gold_docs, predicted)
-    predictions_path.parent.mkdir(parents=True, exist_ok=True)
-    with predictions_path.open("w", encoding="utf-8") as f:
-        for doc in gold_docs:
-            spans = [
-                {"start": s.start, "end": s.end, "label": s.label, "score": s.score, "source": s.source or "detector"}
-                for s in predicted[doc.doc_id]
-            ]
-            f.write(json.dumps({"id": doc.doc_id, "spans": spans}) + "\n")
+    _write_predictions(predictions_path, gold_docs, predicted)
     final = char_metrics(  # what the pipeline masks: the chosen policy's spans after propagation
         np.concatenate([np.array(char_mask(predicted[d.doc_id], len(d.text)), bool) for d in gold_docs]),
         np.concatenate([np.array(char_mask(d.gold, len(d.text)), bool) for d in gold_docs]),
     )
+    calibrated_on = ", ".join(f"{d}={p}" for d, p in specs) if settings.calibrate_on else "bundled validation.jsonl"
     metrics = {
         "summary": {
             "gold": str(gold_path),
-            "calibrated_on": ", ".join(f"{d}={p}" for d, p in specs) if calibrate_on else "bundled validation.jsonl",
+            "calibrated_on": calibrated_on,
             "domain": domain,
             "records": len(gold_docs),
             "detector_combination": "+".join(combination),
@@ -458,7 +462,7 @@ def run_eval(
             "surprise_transfer": transfer,
             "params": chosen.params.name,
             "threshold": finite_or_none(chosen.point.threshold),
-            "collateral_budget": collateral_budget,
+            "collateral_budget": budget,
             **{k: round(v, 4) for k, v in final.to_dict().items() if isinstance(v, float)},
             "mentions_fully_masked_by_identifier": {
                 k: v["fully_masked"] for k, v in ablation["chosen"]["mentions_fully_masked_by_identifier"].items()
@@ -467,11 +471,10 @@ def run_eval(
             "seconds": round(time.perf_counter() - started, 1),
         },
         "ablation": ablation,
-        "per_domain": per_domain,
-        "tagger": tagger_summary,
-        "per_policy": per_policy,
-        "per_label": per_label(gold_docs, predicted),
-        "model": scorer.description,
+        "per_domain": signals.per_domain,
+        "tagger": signals.tagger_summary,
+        "per_policy": _per_policy(cals, cal_docs, gold_docs),
+        "model": signals.scorer.description,
     }
     metrics_path.parent.mkdir(parents=True, exist_ok=True)
     metrics_path.write_text(json.dumps(metrics, indent=2, default=str), encoding="utf-8")

@@ -173,6 +173,27 @@ def loss_mask_for_tokenizer(text: str, spans: Sequence[Span], tokenizer) -> tupl
     return list(enc["input_ids"]), mask
 
 
+def transfer_check(
+    calibration: AppliedCalibration,
+    reference_fraction: float | None,
+    calibrated_fpr: float,
+    docs: Sequence[ScoredDoc],
+    collateral_budget: float,
+    surprising: Mapping[str, Sequence[Span]] | None = None,
+) -> dict | None:
+    """Whether a surprise policy's threshold carried over to ``docs`` (:func:`surprise_transfer`: it must
+    not mask far more of their other text than of the calibration documents', ``reference_fraction``), with
+    the policy calibrated and the policy to apply; None for the detectors policy or with no reference.
+    The pipeline's masking and ``curation eval`` both decide with it."""
+    if calibration.policy == "detectors" or reference_fraction is None:
+        return None
+    batch_fraction = surprise_added_fraction(docs, calibration, surprising)
+    transfer = surprise_transfer(reference_fraction, batch_fraction, collateral_budget, calibrated_fpr)
+    transfer["calibrated_policy"] = calibration.policy
+    transfer["applied_policy"] = calibration.policy if transfer["held"] else "detectors"
+    return transfer
+
+
 def checked_transfer(
     applied: AppliedCalibration,
     stored_summary: dict,
@@ -180,20 +201,13 @@ def checked_transfer(
     collateral_budget: float,
     surprising: Mapping[str, Sequence[Span]] | None = None,
 ) -> tuple[AppliedCalibration, dict | None]:
-    """The calibration to apply to this batch: a surprise policy whose threshold did not carry over
-    (``masking.surprise_transfer``: it masks far more of the batch's other text than of the calibration
-    documents') falls back to the detectors alone, and the summary says so; the card prints it."""
-    reference = stored_summary.get("surprise_added_fraction")
-    if applied.policy == "detectors" or reference is None:
-        return applied, None
+    """The stored calibration to apply to this batch: a surprise policy whose threshold did not carry over
+    (:func:`transfer_check`) falls back to the detectors alone, and the summary says so; the card prints it."""
     calibrated_fpr = float(stored_summary.get("operating_point", {}).get("fpr") or 0.0)
-    batch_fraction = surprise_added_fraction(docs, applied, surprising)
-    transfer = surprise_transfer(reference, batch_fraction, collateral_budget, calibrated_fpr)
-    transfer["calibrated_policy"] = applied.policy
-    if transfer["held"]:
-        transfer["applied_policy"] = applied.policy
+    reference = stored_summary.get("surprise_added_fraction")
+    transfer = transfer_check(applied, reference, calibrated_fpr, docs, collateral_budget, surprising)
+    if transfer is None or transfer["held"]:
         return applied, transfer
-    transfer["applied_policy"] = "detectors"
     return AppliedCalibration("detectors", applied.params, math.inf, {}), transfer
 
 
