@@ -436,45 +436,50 @@ def _privacy_evidence(info: CardInfo) -> str:
                 + ".\n"
             )
     if probe:
-        settings = probe.get("settings", {})
-        out += (
-            "\n### Canary memorization probe\n\n"
-            f"Fabricated canaries planted {', '.join(str(d) for d in settings.get('duplicates', []))} times; the "
-            f"reference model fine-tuned ({_fmt(settings.get('steps'))} steps, batch "
-            f"{_fmt(settings.get('batch_size'))} x {_fmt(settings.get('seq_len'))} tokens, seed "
-            f"{_fmt(settings.get('seed'))}) on the raw text, the "
-            "training view with its loss mask and the surrogate view. Exposure (Carlini et al.) ranks each canary "
-            f"among {_fmt(settings.get('candidates'))} random values of its format (rank-only ceiling "
-            f"{_fmt(probe.get('max_rank_exposure_bits'))} bits; past it, a skew-normal extrapolation); extraction = "
-            "greedy decoding from the canary's prefix reproduces it.\n\n"
-        )
-        out += _table(
-            [
-                {
-                    "variant": r["variant"],
-                    "duplicates": r["duplicates"],
-                    "canaries": r["canaries"],
-                    "exposure (bits)": r["exposure_bits"],
-                    "extraction rate": r["extraction_rate"],
-                    "held-out ppl": r["heldout_ppl"],
-                }
-                for r in probe.get("table", [])
-            ]
-        )
-        metrics = probe.get("metrics", {})
-        out += (
-            f"\nHeld-out perplexity ratio, training view vs raw: {_fmt(metrics.get('ppl_ratio_training_vs_raw'))} "
-            f"over all tokens, {_fmt(metrics.get('ppl_ratio_training_vs_raw_nontarget'))} over the tokens outside "
-            "labeled private spans. "
-            f"Canaries missed by detection: {_fmt(probe.get('canaries_missed_by_detection'))} of "
-            f"{_fmt(probe.get('canaries'))}. A small model and a few minutes of CPU fine-tuning bound these numbers; "
-            "they show the mechanism, not a guarantee.\n"
-        )
-        plot = evidence.get("canary_plot")
-        if plot:
-            if not _is_relative(plot):
-                raise ValueError(f"canary plot path {plot!r} must be relative to the card, without '..'")
-            out += f"\n![canary exposure by duplication count]({PurePosixPath(plot).as_posix()})\n"
+        out += _probe_section(probe, evidence.get("canary_plot"))
+    return out
+
+
+def _probe_section(probe: dict, plot: str | None) -> str:
+    """The canary memorization probe's settings, table and perplexity ratios, with its plot."""
+    settings = probe.get("settings", {})
+    out = (
+        "\n### Canary memorization probe\n\n"
+        f"Fabricated canaries planted {', '.join(str(d) for d in settings.get('duplicates', []))} times; the "
+        f"reference model fine-tuned ({_fmt(settings.get('steps'))} steps, batch "
+        f"{_fmt(settings.get('batch_size'))} x {_fmt(settings.get('seq_len'))} tokens, seed "
+        f"{_fmt(settings.get('seed'))}) on the raw text, the "
+        "training view with its loss mask and the surrogate view. Exposure (Carlini et al.) ranks each canary "
+        f"among {_fmt(settings.get('candidates'))} random values of its format (rank-only ceiling "
+        f"{_fmt(probe.get('max_rank_exposure_bits'))} bits; past it, a skew-normal extrapolation); extraction = "
+        "greedy decoding from the canary's prefix reproduces it.\n\n"
+    )
+    out += _table(
+        [
+            {
+                "variant": r["variant"],
+                "duplicates": r["duplicates"],
+                "canaries": r["canaries"],
+                "exposure (bits)": r["exposure_bits"],
+                "extraction rate": r["extraction_rate"],
+                "held-out ppl": r["heldout_ppl"],
+            }
+            for r in probe.get("table", [])
+        ]
+    )
+    metrics = probe.get("metrics", {})
+    out += (
+        f"\nHeld-out perplexity ratio, training view vs raw: {_fmt(metrics.get('ppl_ratio_training_vs_raw'))} "
+        f"over all tokens, {_fmt(metrics.get('ppl_ratio_training_vs_raw_nontarget'))} over the tokens outside "
+        "labeled private spans. "
+        f"Canaries missed by detection: {_fmt(probe.get('canaries_missed_by_detection'))} of "
+        f"{_fmt(probe.get('canaries'))}. A small model and a few minutes of CPU fine-tuning bound these numbers; "
+        "they show the mechanism, not a guarantee.\n"
+    )
+    if plot:
+        if not _is_relative(plot):
+            raise ValueError(f"canary plot path {plot!r} must be relative to the card, without '..'")
+        out += f"\n![canary exposure by duplication count]({PurePosixPath(plot).as_posix()})\n"
     return out
 
 

@@ -396,6 +396,13 @@ def masked_predictions(gold_docs: list[ScoredDoc], calibration) -> tuple[dict, d
     return selected, predicted
 
 
+def _pooled_metrics(docs: Sequence[ScoredDoc], predicted: dict[str, list[Span]]):
+    return char_metrics(
+        np.concatenate([np.array(char_mask(predicted[d.doc_id], len(d.text)), bool) for d in docs]),
+        np.concatenate([np.array(char_mask(d.gold, len(d.text)), bool) for d in docs]),
+    )
+
+
 def run_eval(
     gold_path: Path,
     predictions_path: Path,
@@ -445,10 +452,7 @@ def run_eval(
     ablation["chosen_before_propagation"] = _signal_metrics(gold_docs, selected)
     ablation["chosen"] = _signal_metrics(gold_docs, predicted)
     _write_predictions(predictions_path, gold_docs, predicted)
-    final = char_metrics(  # what the pipeline masks: the chosen policy's spans after propagation
-        np.concatenate([np.array(char_mask(predicted[d.doc_id], len(d.text)), bool) for d in gold_docs]),
-        np.concatenate([np.array(char_mask(d.gold, len(d.text)), bool) for d in gold_docs]),
-    )
+    final = _pooled_metrics(gold_docs, predicted)  # what the pipeline masks: the chosen spans after propagation
     calibrated_on = ", ".join(f"{d}={p}" for d, p in specs) if settings.calibrate_on else "bundled validation.jsonl"
     metrics = {
         "summary": {

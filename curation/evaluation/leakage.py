@@ -396,20 +396,7 @@ def leakage_report(
             "direct_leak_rate_detected": _overall(leaks, distinct["detected"]),
             "direct_leak_rate_supplied_not_detected": _overall(gold_leaks, distinct["supplied_only"]),
         }
-    tv_leaks, tv_retention = training_view_leaks(batch, detected, tokenizer)
-    views["training_view"] = {
-        "per_label": {
-            label: {
-                "values": len(norms),
-                "direct_leak_loss": _rate(len(tv_leaks.get(label, set()) & norms), len(norms)),
-            }
-            for label, norms in sorted(distinct["detected"].items())
-        },
-        "direct_leak_rate_detected": _overall(
-            {k: {"normalized": v} for k, v in tv_leaks.items()}, distinct["detected"]
-        ),
-        "retention_loss_tokens": None if tv_retention is None else round(tv_retention, 4),
-    }
+    views["training_view"] = _training_view_leaks(batch, detected, distinct["detected"], tokenizer)
     _add_retention(views, batch, canary_values)
     if settings.inference:
         _add_inference(views, batch, settings)
@@ -430,6 +417,22 @@ def leakage_report(
         "views": views,
         "canaries": views_canary,
         "settings": asdict(settings),
+    }
+
+
+def _training_view_leaks(batch, detected, distinct: dict[str, set[str]], tokenizer) -> dict:
+    """The training view's direct leaks: values whose tokens carry loss (not masked), per label."""
+    tv_leaks, tv_retention = training_view_leaks(batch, detected, tokenizer)
+    return {
+        "per_label": {
+            label: {
+                "values": len(norms),
+                "direct_leak_loss": _rate(len(tv_leaks.get(label, set()) & norms), len(norms)),
+            }
+            for label, norms in sorted(distinct.items())
+        },
+        "direct_leak_rate_detected": _overall({k: {"normalized": v} for k, v in tv_leaks.items()}, distinct),
+        "retention_loss_tokens": None if tv_retention is None else round(tv_retention, 4),
     }
 
 

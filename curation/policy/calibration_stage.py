@@ -77,6 +77,14 @@ def calibrate_stage(config: CurationConfig, warehouse: Warehouse, model_key: str
         # yardstick each batch's masking compares its own against (masking.surprise_transfer)
         "surprise_added_fraction": round(surprise_added_fraction(calib_docs, calibration), 6),
     }
+    _store(warehouse, calibration_id, model_key, digest, calibration, summary)
+    return CalibrationOutcome(calibration_id, summary, calibration)
+
+
+def _store(
+    warehouse: Warehouse, calibration_id: str, model_key: str, digest: str, calibration: Calibration, summary: dict
+) -> None:
+    """The calibration row, every candidate weighed, and up to 400 points of the winner's ROC sweep."""
     point = calibration.point
     warehouse.append(
         "calibration",
@@ -140,7 +148,6 @@ def calibrate_stage(config: CurationConfig, warehouse: Warehouse, model_key: str
             }
         ),
     )
-    return CalibrationOutcome(calibration_id, summary, calibration)
 
 
 def best_per_policy(calibration: Calibration) -> list[dict]:
