@@ -478,6 +478,7 @@ def run_eval(
         "per_domain": signals.per_domain,
         "tagger": signals.tagger_summary,
         "per_policy": _per_policy(cals, cal_docs, gold_docs),
+        "per_label": per_label(gold_docs, predicted),
         "model": signals.scorer.description,
     }
     metrics_path.parent.mkdir(parents=True, exist_ok=True)
