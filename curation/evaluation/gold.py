@@ -396,6 +396,13 @@ def masked_predictions(gold_docs: list[ScoredDoc], calibration) -> tuple[dict, d
     return selected, predicted
 
 
+def _policies(policy: str, settings: SignalSettings) -> tuple[str, ...]:
+    """The policies to weigh: ``--policy`` (every one for "auto"); surprise alone with no detector signal."""
+    if not settings.use_detectors and not settings.use_tagger:
+        return ("surprise",)
+    return POLICIES if policy == "auto" else (policy,)
+
+
 def _pooled_metrics(docs: Sequence[ScoredDoc], predicted: dict[str, list[Span]]):
     return char_metrics(
         np.concatenate([np.array(char_mask(predicted[d.doc_id], len(d.text)), bool) for d in docs]),
@@ -433,10 +440,7 @@ def run_eval(
     cal_docs = signals.val_docs[domain]
     for doc in [*cal_docs, *gold_docs]:
         doc.detected = select_sources(len(doc.text), doc.detected, combination)
-    policies = POLICIES if policy == "auto" else (policy,)
-    if not settings.use_detectors and not settings.use_tagger:
-        policies = ("surprise",)
-    chosen, cals = calibrate_policies(cal_docs, policies, budget, domain, progress)
+    chosen, cals = calibrate_policies(cal_docs, _policies(policy, settings), budget, domain, progress)
     policy_rule, transfer = chosen.policy_rule, None
     if "detectors" in cals:  # the pipeline's label-free check, on GOLD's texts
         reference = surprise_added_fraction(cal_docs, chosen) if chosen.policy != "detectors" else None
