@@ -926,3 +926,18 @@ def test_a_batch_whose_originals_cover_the_name_lists_falls_back_to_typed_tags()
     assert "Dana" not in result.text and "Whitfield" not in result.text
     assert {r.style for r in result.replacements} == {"typed_tag"}
     assert result.text.count("[PERSON]") == 2
+
+
+def test_every_convention_style_has_one_operator() -> None:
+    """The engine applies a rule's style through the operator registry: every style the convention accepts
+    has its operator, and each names the style it applied (a style that cannot produce a safe value falls
+    back to the typed tag)."""
+    from curation.views.convention import STYLES
+    from curation.views.surrogates.operators import OPERATORS
+
+    assert set(OPERATORS) == set(STYLES)
+    engine = SurrogateEngine(bytes(32), load_convention(), "test-key")
+    rule = engine._rule(S.PERSON)
+    for style, operator in OPERATORS.items():
+        text, applied = operator(engine, engine.scope_key("doc-1", S.PERSON), rule, S.PERSON, "Dana Whitfield")
+        assert applied in (style, "typed_tag") and "Whitfield" not in text

@@ -16,7 +16,6 @@ from faker import Faker
 
 from curation.core import spans as S
 from curation.views.convention import Convention, Rule
-from curation.views.surrogates.addresses import generalize_address
 from curation.views.surrogates.casing import _match_case
 from curation.views.surrogates.dates import shift_dates
 from curation.views.surrogates.formats import (
@@ -25,7 +24,6 @@ from curation.views.surrogates.formats import (
     iban_surrogate,
     id_surrogate,
     ip_surrogate,
-    mask_keep_last,
     phone_surrogate,
     ssn_surrogate,
 )
@@ -39,6 +37,7 @@ from curation.views.surrogates.model import (
 )
 from curation.views.surrogates.names import render_name
 from curation.views.surrogates.nrp import _NRP_RELAX_AFTER, nrp_reading, nrp_surrogate
+from curation.views.surrogates.operators import OPERATORS
 from curation.views.surrogates.pools import _city, _company, name_pool
 from curation.views.surrogates.resolver import Identity, IdentityResolver
 from curation.views.vault import VaultRecord, _frame, hmac_value, normalize_value, public_id
@@ -181,7 +180,7 @@ class SurrogateEngine:
             normalize_value(label, candidate) in self._normalized_originals(label)
         )
 
-    def _collides(self, label: str, candidate: str) -> bool:
+    def collides(self, label: str, candidate: str) -> bool:
         """Equal to an original (also by its digits, for >= 6 digits) or, for name-like labels,
         sharing a whole word with one."""
         digits = re.sub(r"\D", "", candidate)
@@ -206,7 +205,7 @@ class SurrogateEngine:
         index = int.from_bytes(self._digest(*parts), "big") % 360
         return index - 180 if index < 180 else index - 179
 
-    def _date_offset(self, scope_key: str, values: Sequence[str] = ()) -> int:
+    def scope_date_offset(self, scope_key: str, values: Sequence[str] = ()) -> int:
         """The scope's offset, fixed on first use: the first draw under which no date in
         ``values`` shifts onto a registered original (else the draw with the fewest such)."""
         state = self._state(scope_key)
@@ -273,7 +272,7 @@ class SurrogateEngine:
         for key in sorted(set(persons) | set(emails)):
             self._state(key).resolver.feed(persons.get(key, ()), emails.get(key, ()))
         for key in sorted(dates):
-            self._date_offset(key, sorted(set(dates[key])))
+            self.scope_date_offset(key, sorted(set(dates[key])))
         log.debug("prepared %d values in %d scope keys", len(keyed), len(set(persons) | set(emails)))
 
     def surrogate(self, scope_id: ScopeLike, label: str, value: str) -> str:
@@ -295,46 +294,12 @@ class SurrogateEngine:
         return self._cache[cache_key]
 
     def _render(self, scope_key: str, rule: Rule, label: str, value: str) -> tuple[str, str]:
-        tag = f"[{label}]"
-        if rule.style == "typed_tag":
-            return tag, "typed_tag"
-        if rule.style == "delete":
-            return "", "delete"
-        if rule.style == "indexed_tag":
-            return self._indexed_tag(scope_key, label, value), "indexed_tag"
-        if rule.style == "mask_keep_last":
-            return mask_keep_last(value, rule.keep_last or 0), "mask_keep_last"
-        if rule.style == "generalize":
-            return self._generalize(label, value), "generalize"
-        if rule.style == "date_shift" or label == S.DATE_TIME:
-            shifted = shift_dates(value, self._date_offset(scope_key, [value]))
-            if shifted is None or _folded(shifted) == _folded(value):
-                return tag, "typed_tag"
-            if normalize_value(label, shifted) == normalize_value(label, value):
-                return tag, "typed_tag"
-            return shifted, "date_shift"  # may equal another original date: intervals win
-        try:
-            text = self._surrogate_value(scope_key, label, value)
-        except NoFreshSurrogate:  # measured: 2,000 generated documents drew their people from the same name lists
-            return tag, "typed_tag"
-        # A person's title and possessive are the original's own ("Mrs. Jones" -> "Mrs. Moses"): only the
-        # drawn name can collide.
-        drawn = normalize_value(label, text) if text is not None and label == S.PERSON else text
-        if drawn is None or self._collides(label, drawn):  # e.g. a lone initial that drew its own letter
-            return tag, "typed_tag"
-        return text, "surrogate"
-
-    def _generalize(self, label: str, value: str) -> str:
-        if label in (S.STREET_ADDRESS, S.LOCATION):
-            return generalize_address(value)
-        if label == S.DATE_TIME:  # the year alone
-            year = re.search(r"(?<!\d)(?:19|20)\d{2}(?!\d)", value)
-            return year.group(0) if year else f"[{label}]"
-        return f"[{label}]"
+        """The rule's style operator (:mod:`curation.views.surrogates.operators`) applied to one value."""
+        return OPERATORS[rule.style](self, scope_key, rule, label, value)
 
     # -- surrogate style, per label ----------------------------------------------------------
 
-    def _surrogate_value(self, scope_key: str, label: str, value: str) -> str | None:
+    def surrogate_value(self, scope_key: str, label: str, value: str) -> str | None:
         norm = normalize_value(label, value)
         if label == S.PERSON:
             return self._person(scope_key, value)
@@ -377,7 +342,7 @@ class SurrogateEngine:
             candidate = draw(random.Random(int.from_bytes(digest, "big")), counter)
             if candidate is None:
                 return None
-            if self._collides(label, candidate) or used.get(candidate.casefold(), norm) != norm:
+            if self.collides(label, candidate) or used.get(candidate.casefold(), norm) != norm:
                 continue
             used[candidate.casefold()] = norm
             return candidate
@@ -393,7 +358,7 @@ class SurrogateEngine:
         group = nrp_reading(value)[2]
 
         def allowed(candidate: str) -> bool:
-            return not self._collides(S.NRP, candidate)
+            return not self.collides(S.NRP, candidate)
 
         def draw(rng: random.Random, counter: int) -> str | None:
             return nrp_surrogate(value, rng, allowed, keep_sound=counter < _NRP_RELAX_AFTER)
@@ -514,7 +479,7 @@ class SurrogateEngine:
         table = tags.setdefault(label, {})
         return table.setdefault(self._tag_key(resolver, label, value), len(table) + 1)
 
-    def _indexed_tag(self, scope_key: str, label: str, value: str) -> str:
+    def indexed_tag(self, scope_key: str, label: str, value: str) -> str:
         state = self._state(scope_key)
         return f"[{label}_{self._tag_number(state.resolver, state.tags, label, value)}]"
 
