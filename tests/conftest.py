@@ -1,52 +1,22 @@
-"""Shared fixtures: a tiny corpus and validation set cut from the bundled data, and one real
-end-to-end run of the Dagster job on them (real model, real DuckDB, real Presidio)."""
+"""Shared fixtures: a tiny corpus and validation set cut from the bundled data, one real end-to-end run of
+the Dagster job on them (real model, real DuckDB, real Presidio), and the small real scorer. Helpers that
+tests import live in ``tests/helpers.py``.
+
+Every test that uses a real-model fixture is marked ``slow`` here, so ``pytest -m "not slow and not heavy"``
+is the fast subset (tests that load the model another way carry the mark themselves)."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from pathlib import Path
 
 import pytest
 
+from tests.helpers import run_job, write_project
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
-
-DATA = Path(__file__).resolve().parent.parent / "curation" / "data"
-
-
-def _take(path: Path, n_by_kind: dict[str, int]) -> list[dict]:
-    """The first records of each kind, keeping whole conversations together."""
-    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    taken, scopes = [], {}
-    for record in records:
-        kind = record.get("kind", "text")
-        scope = record.get("scope_id") or record["id"]
-        if scope in scopes or len({s for s, k in scopes.items() if k == kind}) < n_by_kind.get(kind, 0):
-            scopes[scope] = kind
-            taken.append(record)
-    return taken
-
-
-def write_project(root: Path, batch_id: str = "tiny", per_kind: int = 3, extra_config: str = "") -> Path:
-    """A project folder with a small corpus (``per_kind`` conversations of each kind), a small validation
-    set and a config pointing at them; returns the config file."""
-    root.mkdir(parents=True, exist_ok=True)
-    corpus = _take(DATA / "sample_corpus.jsonl", {"chat": per_kind, "text": per_kind, "code": per_kind})
-    validation = _take(DATA / "validation.jsonl", {"chat": 14, "text": 10, "code": 10})
-    for name, records in (("corpus.jsonl", corpus), ("validation.jsonl", validation)):
-        (root / name).write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
-    (root / "curation.yaml").write_text(
-        f"input: corpus.jsonl\nvalidation: validation.jsonl\nbatch_id: {batch_id}\n"
-        "calibration:\n  min_kind_docs: 8\n"
-        "tagger:\n  public_sets: false\n  epochs: 15\n"
-        "gates:\n  audit_sample: 50\n  residual_budget: 0.25\n  coverage_goal: 0.7\n"
-        "  min_domain_heldout_docs: 5\n  min_domain_target_chars: 100\n" + extra_config,
-        encoding="utf-8",
-    )
-    return root / "curation.yaml"
-
 
 @pytest.fixture(scope="session")
 def tiny_project(tmp_path_factory) -> Path:
@@ -54,17 +24,6 @@ def tiny_project(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("project")
     write_project(root)
     return root
-
-
-def run_job(config_path: Path, instance=None, **overrides):
-    """Run `curation_job` for the config's batch (a delivery_batch partition), as `curation run` does."""
-    import dagster as dg
-
-    from definitions import run_curation
-    from resources import CurationSettings
-
-    settings = CurationSettings(config_path=str(config_path), **overrides)
-    return run_curation(settings, instance=instance or dg.DagsterInstance.ephemeral())
 
 
 @pytest.fixture(scope="session")
@@ -84,3 +43,25 @@ def scored_copy(e2e, tmp_path) -> Path:
     root = tmp_path / "copy"
     shutil.copytree(config.base_dir, root, ignore=shutil.ignore_patterns("releases"))
     return root
+
+
+@pytest.fixture(scope="session")
+def scorer():
+    """The real reference model with short windows (fast on small texts), loaded once per session."""
+    from curation.score.scorer import ReferenceScorer, ScoringConfig
+
+    scorer = ReferenceScorer(ScoringConfig(max_length=48, min_context=16))
+    scorer.load()
+    return scorer
+
+
+# Fixtures that load or run the real reference model (or start the webserver): a test using one is `slow`.
+REAL_MODEL_FIXTURES = frozenset(
+    {"scorer", "e2e", "scored_copy", "small_batches", "small_batch_scorer", "tiny_probe", "webserver"}
+)
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    for item in items:
+        if REAL_MODEL_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)

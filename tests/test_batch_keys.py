@@ -10,6 +10,7 @@ import json
 
 import duckdb
 import polars as pl
+import pytest
 
 from curation.core.config import CurationConfig
 from curation.core.warehouse import CALIBRATION_BATCH, CORPUS, Warehouse
@@ -49,6 +50,7 @@ def _facts(warehouse: Warehouse, table: str, batch: str) -> list[tuple]:
         [CORPUS, batch],
     ).rows()
 
+@pytest.mark.slow
 
 def test_two_batches_sharing_doc_ids_keep_their_own_spans(tmp_path):
     """Batch b2 reuses b1's doc ids with other texts: b1's supplied labels, detector spans and the
@@ -154,6 +156,7 @@ def _surrogate_batch(tmp_path, warehouse: Warehouse, vault: Vault, batch: str, t
     surrogate_stage(config, warehouse, engine, vault)
     return engine
 
+@pytest.mark.slow
 
 def test_surrogate_consistency_judges_a_batch_by_itself(tmp_path):
     """A later batch whose surrogate happens to equal an original of batch a (here: a's names are b's
@@ -266,7 +269,7 @@ def test_second_batch_with_shared_ids_then_forced_rerun_passes_every_gate(scored
     """The real job: batch `other` reuses tiny's doc ids with other texts; re-running tiny afterwards
     (as `curation run --force` does) passes every gate on the same facts as before, and releases carry
     no original doc id."""
-    from tests.conftest import run_job
+    from tests.helpers import run_job
 
     config_file = scored_copy / "curation.yaml"
     records = [json.loads(line) for line in (scored_copy / "corpus.jsonl").read_text().splitlines() if line.strip()]

@@ -85,6 +85,7 @@ def test_delivery_checks_are_partitioned_and_calibration_health_is_not():
     assert partitioned.pop("calibration_health") is False
     assert all(partitioned.values()), partitioned
 
+@pytest.mark.slow
 
 def test_release_automation_launches_nothing_when_only_calibration_moved():
     """Under `dagster dev` every batch run re-materialized the shared calibration, and the automation

@@ -74,6 +74,7 @@ def test_exposure_by_rank_and_extrapolation():
     assert rank == 1 and by_rank == pytest.approx(6.0)
     assert 6.0 < exposure <= 30.0  # six standard deviations out: far past what 63 candidates resolve
 
+@pytest.mark.slow
 
 def test_training_blocks_keep_masked_tokens_as_context_without_loss():
     _, tokenizer, _ = C.load_model(C.ProbeSettings(), "float32")

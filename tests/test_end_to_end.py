@@ -11,7 +11,7 @@ import pytest
 
 from curation.delivery.writer import verify_release
 from definitions import defs
-from tests.conftest import run_job
+from tests.helpers import run_job
 
 
 def _materialized(result) -> set[str]:

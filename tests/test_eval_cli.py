@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from curation.cli import build_parser, main
 
 DATA = Path(__file__).resolve().parent.parent / "curation" / "data"
@@ -35,6 +37,7 @@ def test_eval_rejects_a_budget_outside_zero_to_one(tmp_path, capsys):
     assert main(args) == 2
     assert "--collateral-budget" in capsys.readouterr().err
 
+@pytest.mark.slow
 
 def test_eval_writes_predictions_per_id_and_pooled_and_per_label_metrics(tmp_path):
     gold = _subset(DATA / "validation.jsonl", tmp_path / "gold.jsonl", 6)
@@ -66,6 +69,7 @@ def test_eval_writes_predictions_per_id_and_pooled_and_per_label_metrics(tmp_pat
     assert summary["domain"] == "val" and summary["detector_combination"]
     assert "mentions_fully_masked_by_label" in result["ablation"]["chosen"]
 
+@pytest.mark.slow
 
 def test_train_on_keeps_the_tagger_and_calibrates_on_new_labels_alone(tmp_path):
     """`--train-on`: the tagger trains on those sets only; the `--calibrate-on` set calibrates (its threshold

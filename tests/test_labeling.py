@@ -27,6 +27,7 @@ from curation.labels.loop import (
 )
 from curation.labels.sets import load_labeled
 from curation.views.convention import KNOWN_LABELS
+from tests.helpers import free_port
 
 TEXT = "Call Dana Whitfield at dana@example.com today."
 
@@ -235,12 +236,6 @@ def _label_studio_venv() -> Path:
     return venv
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class _LabelStudioAPI:
@@ -314,7 +309,7 @@ def test_round_trip_through_label_studio(tmp_path):
     assert any(t["predictions"][0]["result"] for t in exported), "the sample has PII: some predictions expected"
     exported_s = time.perf_counter() - started
 
-    port, token, data_dir = _free_port(), secrets.token_hex(20), tmp_path / "ls-data"
+    port, token, data_dir = free_port(), secrets.token_hex(20), tmp_path / "ls-data"
     env = {
         **os.environ,
         "LABEL_STUDIO_USERNAME": "curation@example.com",

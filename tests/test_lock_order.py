@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import polars as pl
+import pytest
 
 from curation.core.config import CurationConfig
 from curation.core.warehouse import Warehouse
@@ -85,6 +86,7 @@ def _start(role: str, root: Path, batch: str) -> subprocess.Popen:
         text=True,
     )
 
+@pytest.mark.slow
 
 def test_surrogate_stage_and_consistency_check_of_two_batches_interleave_without_deadlock(tmp_path):
     warehouse = Warehouse(tmp_path / "w.duckdb")
@@ -114,6 +116,7 @@ with persistent_instance() as instance:
 print("ok")
 """
 
+@pytest.mark.slow
 
 def test_several_runs_starting_at_once_on_a_new_dagster_home_build_one_instance(tmp_path):
     """Four `curation run` started together on a new DAGSTER_HOME raced to create the instance's SQLite

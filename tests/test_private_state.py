@@ -92,6 +92,7 @@ def _vault_writer(path: str, worker: int, hold_s: float, started, results) -> No
     except Exception as exc:  # reported to the test, which fails on it
         results.put((worker, (f"{type(exc).__name__}: {exc}", None)))
 
+@pytest.mark.slow
 
 def test_two_concurrent_vault_writers_both_succeed(tmp_path: Path) -> None:
     path = str(tmp_path / ".curation" / "vault.duckdb")

@@ -14,7 +14,7 @@ import duckdb
 import pytest
 
 from benchmarks.ray_cluster import kill, two_node_cluster
-from tests.conftest import run_job, write_project
+from tests.helpers import run_job, write_project
 
 pytestmark = [pytest.mark.heavy, pytest.mark.slow]
 

@@ -329,6 +329,7 @@ def _audit(release: Path, *args: str, env: dict | None = None) -> subprocess.Com
     command = [sys.executable, "-m", "curation.cli", "audit", str(release), *args]
     return subprocess.run(command, capture_output=True, text=True, timeout=300, env=env, cwd=release.parent)
 
+@pytest.mark.slow
 
 def test_audit_command_checks_the_signature(tmp_path: Path) -> None:
     """`curation audit` with the delivery key: OK on the release as written, FAIL once re-manifested, and

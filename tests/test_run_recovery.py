@@ -78,6 +78,7 @@ def _kill_group(proc: subprocess.Popen) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
     proc.wait(30)
 
+@pytest.mark.slow
 
 def test_sweep_keeps_a_live_run_and_reclaims_a_killed_one(tmp_path: Path) -> None:
     home = _instance_home(tmp_path)

@@ -10,11 +10,6 @@ from curation.score.scorer import ReferenceScorer, ScoringConfig
 TEXT = "Hello Dana, café naïve 日本語 — your token is hX9#kq2Lz!Vw.\n" * 3
 
 
-@pytest.fixture(scope="module")
-def scorer() -> ReferenceScorer:
-    scorer = ReferenceScorer(ScoringConfig(max_length=48, min_context=16))
-    scorer.load()
-    return scorer
 
 
 def test_every_token_scored_once_with_monotone_offsets(scorer):
@@ -26,6 +21,7 @@ def test_every_token_scored_once_with_monotone_offsets(scorer):
     covered = "".join(TEXT[a:b] for a, b in zip(scores.char_start, scores.char_end, strict=True))
     assert covered == TEXT  # byte-level BPE pieces project back onto the exact characters
 
+@pytest.mark.slow
 
 def test_sliding_context_matches_long_context_closely():
     """float32: the first chunk sees the same context at both widths (in bf16 on AMX CPUs the call width
@@ -154,6 +150,7 @@ def plain_forward_nll(scorer: ReferenceScorer, text: str) -> np.ndarray:
 MIXED = [TEXT * 3, "ok", "Call me at +1 415 555 0100 tomorrow.", TEXT, "x = 1\n" * 20]
 
 
+@pytest.mark.slow
 # measured: fp32 max 2e-5 nats; bf16 max 0.095 (AVX512-BF16 EPYC), 0.21 (AMX Xeon, padded calls); mean <= 0.0062
 @pytest.mark.parametrize("dtype,max_diff,mean_diff", [("float32", 1e-4, 2e-5), ("bfloat16", 0.3, 0.01)])
 @pytest.mark.parametrize("plan", ["cpu", "accelerator"])
@@ -181,6 +178,7 @@ def test_scores_equal_a_plain_forward(dtype, max_diff, mean_diff, plan, monkeypa
 SPLIT_TEXTS = [TEXT * 2, "Dana's IBAN is DE89 3704 0044 0532 0130 00.", "ok", TEXT, "x = 1\n" * 30, TEXT * 4]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
 def test_scores_are_the_same_bits_whatever_the_threads_and_the_split(dtype):
     """The same texts scored with 1, 2 and 3 concurrent calls, and split over 1, 2 or 3 workers (each worker

@@ -18,7 +18,7 @@ from curation.score import pending
 from curation.score.scorer import ReferenceScorer, ScoringConfig
 from curation.score.shards import merge_shards, plan_shards, score_shard, work_folder
 from curation.tagger.model import HiddenStateCache
-from tests.conftest import run_job
+from tests.helpers import run_job
 
 TEXTS = [
     "Hi, this is Maria Lopez; my card ending 4242 was charged twice on 3 March.",
@@ -58,22 +58,22 @@ def _token_rows(warehouse: Warehouse) -> list[tuple]:
 
 
 @pytest.fixture(scope="module")
-def scorer() -> ReferenceScorer:
+def small_batch_scorer() -> ReferenceScorer:
     scorer = ReferenceScorer(ScoringConfig(max_length=48, min_context=16, batch_tokens=192))
     scorer.load()
     return scorer
 
 
-def test_shards_merge_to_the_single_worker_result(scorer, tmp_path, monkeypatch):
+def test_shards_merge_to_the_single_worker_result(small_batch_scorer, tmp_path, monkeypatch):
     """Three shards scored out of order merge to the same rows, bytes and hidden states as one worker; the
     private work folder is 0700 with 0600 files while it exists, and is gone after the merge."""
     monkeypatch.setattr(pending, "SCORE_BATCH_DOCS", 3)  # 8 texts -> 3 chunks -> 3 shards
-    key = scorer.model_key
+    key = small_batch_scorer.model_key
     single_config, single = _warehouse_with_batch(tmp_path / "single", TEXTS)
     single_cache = HiddenStateCache(tmp_path / "cache-single", key)
     items = pending.texts_to_score(single_config, single)
     pairs = list(zip(items["sha256"], items["text"], strict=True))
-    pending.score_missing(single, scorer, pairs, None, single_cache)
+    pending.score_missing(single, small_batch_scorer, pairs, None, single_cache)
 
     config, sharded = _warehouse_with_batch(tmp_path / "sharded", TEXTS)
     cache = HiddenStateCache(tmp_path / "cache-sharded", key)
@@ -82,7 +82,7 @@ def test_shards_merge_to_the_single_worker_result(scorer, tmp_path, monkeypatch)
     assert [p.n_chunks for p in plans] == [1, 1, 1] and sum(p.n_texts for p in plans) == len(TEXTS)
     assert counts == {"texts": len(TEXTS), "texts_scored": len(TEXTS), "texts_cached": 0}
     assert stat.S_IMODE(folder.stat().st_mode) == 0o700
-    results = [score_shard(plan, scorer, cache) for plan in reversed(plans)]
+    results = [score_shard(plan, small_batch_scorer, cache) for plan in reversed(plans)]
     for path in folder.iterdir():
         assert stat.S_IMODE(path.stat().st_mode) == 0o600, path.name
     assert merge_shards(sharded, key, results, folder) == len(_token_rows(single))
@@ -95,7 +95,7 @@ def test_shards_merge_to_the_single_worker_result(scorer, tmp_path, monkeypatch)
     # Nothing left to score: one empty shard, merged as zero rows (the merge step always runs).
     again, counts = plan_shards(config, sharded, key, work_folder(config, "run-2"), workers=4, hidden_cache=cache)
     assert len(again) == 1 and again[0].n_texts == 0 and counts["texts_cached"] == len(TEXTS)
-    result = score_shard(again[0], scorer, cache)
+    result = score_shard(again[0], small_batch_scorer, cache)
     assert result["model_calls"] == 0
     assert merge_shards(sharded, key, [result], Path(again[0].scores_path).parent) == 0
 

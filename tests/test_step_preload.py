@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 PROBE = """
@@ -33,6 +35,7 @@ def _probe(env: dict[str, str]) -> dict:
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 
+@pytest.mark.slow
 
 def test_fork_server_preloads_the_instance_storage_classes_without_building_an_instance(tmp_path: Path) -> None:
     home = tmp_path / "dagster_home"

@@ -7,7 +7,6 @@ import os
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from curation.core.spans import Span
 from curation.detect.combination import (
@@ -20,7 +19,7 @@ from curation.detect.combination import (
     select_sources,
 )
 from curation.policy.calibration import ScoredDoc
-from curation.score.scorer import ReferenceScorer, ScoringConfig, TokenScores
+from curation.score.scorer import TokenScores
 from curation.tagger.model import (
     HiddenStateCache,
     TaggedText,
@@ -42,11 +41,6 @@ TRAIN = [
 ]
 
 
-@pytest.fixture(scope="module")
-def scorer() -> ReferenceScorer:
-    scorer = ReferenceScorer(ScoringConfig(max_length=48, min_context=16))
-    scorer.load()
-    return scorer
 
 
 def test_scoring_pass_yields_hidden_states_without_changing_nll(scorer):

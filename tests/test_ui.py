@@ -14,7 +14,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -23,6 +22,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+
+from tests.helpers import free_port
 
 pytestmark = [pytest.mark.ui, pytest.mark.slow]
 
@@ -43,10 +44,6 @@ REPO = "__repository__@curation"
 RUN_TIMEOUT_S = 1500
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _graphql(port: int, query: str, variables: dict | None = None) -> dict:
@@ -122,7 +119,7 @@ def deliveries(e2e, tmp_path_factory):
 def ui(deliveries):
     """`dagster dev` (webserver + daemon) on a free port, serving the workspace the CLI launched into."""
     root, env = deliveries
-    port = _free_port()
+    port = free_port()
     log = open(root / "dagster-dev.log", "w")
     proc = subprocess.Popen(
         [str(BIN / "dagster"), "dev", "-w", str(ROOT / "workspace.yaml"), "-h", "127.0.0.1", "-p", str(port)],

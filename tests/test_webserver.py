@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -12,6 +11,8 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+
+from tests.helpers import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 EXPECTED_ASSETS = {
@@ -49,10 +50,6 @@ QUERY = """{ assetNodes { assetKey { path } isPartitioned
   ... on PythonError { message } } } } } }"""
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _graphql(port: int, query: str) -> dict:
@@ -67,7 +64,7 @@ def _graphql(port: int, query: str) -> dict:
 
 @pytest.fixture()
 def webserver(tmp_path):
-    port = _free_port()
+    port = free_port()
     home = tmp_path / "dagster_home"
     home.mkdir()
     (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")

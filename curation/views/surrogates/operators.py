@@ -3,16 +3,16 @@ has one operator class per operator name): the engine looks a rule's style up he
 if-chain, and a new style is one function plus one registry entry (``tests/test_surrogates.py`` checks the
 registry covers every style the convention accepts).
 
-An operator gets the engine (its keyed draws and per-scope state), the scope key, the label's rule, the
-label and the original value, and returns (replacement text, style actually applied): a style that cannot
-produce a safe replacement falls back to the typed tag and says so.
+An operator gets the engine (the :class:`SurrogateEngine` protocol: its keyed draws and per-scope state),
+the scope key, the label's rule, the label and the original value, and returns (replacement text, style
+actually applied): a style that cannot produce a safe replacement falls back to the typed tag and says so.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import Protocol
 
 from curation.core import spans as S
 from curation.views.convention import STYLES, Rule
@@ -22,10 +22,21 @@ from curation.views.surrogates.formats import mask_keep_last
 from curation.views.surrogates.model import NoFreshSurrogate
 from curation.views.vault import normalize_value
 
-if TYPE_CHECKING:
-    from curation.views.surrogates.engine import SurrogateEngine
 
-Operator = Callable[["SurrogateEngine", str, Rule, str, str], tuple[str, str]]
+class SurrogateEngine(Protocol):
+    """What an operator may ask of the engine (:class:`curation.views.surrogates.engine.SurrogateEngine`):
+    its keyed, scope-consistent draws and the check against the batch's originals."""
+
+    def indexed_tag(self, scope_key: str, label: str, value: str) -> str: ...
+
+    def scope_date_offset(self, scope_key: str, values: Sequence[str] = ()) -> int: ...
+
+    def surrogate_value(self, scope_key: str, label: str, value: str) -> str | None: ...
+
+    def collides(self, label: str, candidate: str) -> bool: ...
+
+
+Operator = Callable[[SurrogateEngine, str, Rule, str, str], tuple[str, str]]
 
 
 def typed_tag(engine: SurrogateEngine, scope_key: str, rule: Rule, label: str, value: str) -> tuple[str, str]:
