@@ -1,19 +1,20 @@
-"""Software-defined assets: one module per stage, a thin wrapper over its namesake in ``curation.stages``.
+"""Software-defined assets: one module per library package, each asset a thin wrapper over its package's
+stage entry (``assets/score.py`` over ``curation.score.stage``, ``assets/policy.py`` over
+``curation.policy.calibration_stage`` and ``masking_stage``, ...).
 
 The calibration group (validation data, its scores and detector spans, the thresholds) is shared by every
 delivery batch; the delivery group is partitioned by batch (`delivery_batch`, a dynamic partition).
 The evaluation group (leakage report, canary probe) is kept out of `ALL_ASSETS`, so `curation_job` does
 not pay for it; `evaluation_job` and `curation canary` run it."""
 
-from assets.calibration import threshold_calibration
-from assets.detection import detector_spans, validation_detections
+from assets.delivery import dataset_card, release
+from assets.detect import detector_spans, validation_detections
 from assets.evaluation import EVALUATION_ASSETS
-from assets.ingestion import raw_documents, validation_set
-from assets.masking import mask_spans, redacted_view, training_view
-from assets.release import dataset_card, release
-from assets.scoring import reference_scores, validation_scores, window_scores
-from assets.surrogates import surrogate_view
+from assets.ingest import raw_documents, validation_set
+from assets.policy import mask_spans, redacted_view, threshold_calibration, training_view
+from assets.score import reference_scores, validation_scores, window_scores
 from assets.tagger import pii_tagger, tagger_spans
+from assets.views import surrogate_view
 
 ALL_ASSETS = [
     validation_set,

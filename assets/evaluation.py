@@ -8,7 +8,7 @@ import json
 import dagster as dg
 
 from assets._common import DELIVERY_BATCHES, as_metadata, batch_config
-from assets.scoring import MODEL_POOL
+from assets.score import MODEL_POOL
 from curation.core.warehouse import record_summary
 from curation.evaluation import canary, canary_plan, leakage
 from curation.gates import release_gates as gates

@@ -1,13 +1,23 @@
-"""Threshold calibration on the labeled validation set (character-level pooled metrics)."""
+"""Policy: threshold calibration on the labeled validation set (shared by every batch), then the calibrated
+policy applied to each batch (mask spans) and the training and redacted views made from it."""
 
 import base64
 
 import dagster as dg
 
-from assets._common import CALIBRATION_GROUP, as_metadata, markdown_table
+from assets._common import (
+    CALIBRATION_GROUP,
+    DELIVERY_BATCHES,
+    DELIVERY_GROUP,
+    as_metadata,
+    batch_config,
+    markdown_table,
+    one_connection,
+)
 from curation.core.warehouse import VALIDATION
 from curation.policy.calibration_stage import calibrate_stage
 from curation.policy.documents import load_scored_docs
+from curation.policy.masking_stage import mask_stage, redacted_view_stage, training_view_stage
 from curation.policy.plots import save_calibration_plots
 from resources import CurationSettings, ReferenceModel
 
@@ -51,3 +61,36 @@ def _metrics_table(summary: dict) -> str:
     rows = [{"metric": k, "validation": val.get(k), "held-out": held.get(k)} for k in ("tpr", "fpr", "precision", "f1")]
     rows.append({"metric": "surprise AUROC", "validation": summary.get("surprise_auroc"), "held-out": None})
     return markdown_table(rows)
+
+
+@dg.asset(
+    group_name=DELIVERY_GROUP,
+    kinds={"duckdb"},
+    deps=["threshold_calibration", "detector_spans", "tagger_spans", "window_scores"],
+    partitions_def=DELIVERY_BATCHES,
+)
+@one_connection
+def mask_spans(
+    context: dg.AssetExecutionContext, settings: CurationSettings, reference_model: ReferenceModel
+) -> dg.MaterializeResult:
+    """Character spans to mask in each document: detector spans plus surprise spans selected by the stored
+    calibration, with duplicate propagation within the configured scope. No model call: policy only."""
+    config = batch_config(context, settings)
+    summary = mask_stage(config, settings.warehouse(), reference_model.scorer().model_key)
+    return dg.MaterializeResult(metadata=as_metadata(summary))
+
+
+@dg.asset(group_name=DELIVERY_GROUP, kinds={"duckdb"}, deps=[mask_spans], partitions_def=DELIVERY_BATCHES)
+@one_connection
+def training_view(context: dg.AssetExecutionContext, settings: CurationSettings) -> dg.MaterializeResult:
+    """Original text with loss-mask spans: masked tokens stay in context but carry no training loss."""
+    summary = training_view_stage(batch_config(context, settings), settings.warehouse())
+    return dg.MaterializeResult(metadata=as_metadata(summary))
+
+
+@dg.asset(group_name=DELIVERY_GROUP, kinds={"duckdb"}, deps=[mask_spans], partitions_def=DELIVERY_BATCHES)
+@one_connection
+def redacted_view(context: dg.AssetExecutionContext, settings: CurationSettings) -> dg.MaterializeResult:
+    """Text with every masked span replaced by a typed tag such as `[EMAIL_ADDRESS]`."""
+    summary = redacted_view_stage(batch_config(context, settings), settings.warehouse())
+    return dg.MaterializeResult(metadata=as_metadata(summary))
