@@ -16,7 +16,7 @@ HALVES=$OUT/halves
 export HF_HUB_OFFLINE=1 TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS=""
 mkdir -p "$OUT" "$(dirname "$WAREHOUSE")"
 .venv/bin/python scripts/dev_halves.py --data "$DATA" --out "$HALVES" > "$OUT/halves.log" 2>&1 || exit 1
-for pair in presidio_synth:synthetic_pii tab_echr_dev:court creddata_dev:code; do
+for pair in presidio_synth:synthetic_pii tab_echr_dev:court creddata_dev:code social_dev:social; do
   name=${pair%%:*}; domain=${pair##*:}
   start=$(date +%s)
   .venv/bin/curation eval "$HALVES/$name.test.jsonl" --predictions "$OUT/$name.pred.jsonl" \

@@ -14,9 +14,9 @@ import argparse
 import json
 from pathlib import Path
 
-from curation.labels.sets import load_labeled, split_records
+from curation.labeled import load_labeled, split_records
 
-SETS = ("presidio_synth", "tab_echr_dev", "creddata_dev")
+SETS = ("presidio_synth", "tab_echr_dev", "creddata_dev", "social_dev")
 
 
 def main() -> None:
