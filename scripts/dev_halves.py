@@ -14,7 +14,7 @@ import argparse
 import json
 from pathlib import Path
 
-from curation.labeled import load_labeled, split_records
+from curation.labels.sets import load_labeled, split_records
 
 SETS = ("presidio_synth", "tab_echr_dev", "creddata_dev", "social_dev")
 
