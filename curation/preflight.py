@@ -12,7 +12,8 @@ from pathlib import Path
 
 from curation.core.config import ConfigError, CurationConfig
 from curation.delivery.writer import ReleaseError
-from curation.ingest.readers import RECORD_SUFFIXES, SKIP_DIRS, IngestError, check_input_path
+from curation.ingest.formats import SKIP_DIRS, decompression_errors, open_binary, record_format
+from curation.ingest.readers import IngestError, check_input_path
 from curation.labels.sets import LabeledFormatError, load_labeled
 from curation.views.vault import HmacKeyError, configured_key
 
@@ -59,13 +60,15 @@ def count_records_upto(path: Path, limit: int) -> int | None:
         n = 0
         for file in path.rglob("*"):
             if file.name != "_READY" and not SKIP_DIRS & set(file.relative_to(path).parts) and file.is_file():
-                if file.suffix.lower() in RECORD_SUFFIXES:
+                if record_format(file) is not None:
                     return None  # a folder of record files: their records, not the files, are the documents
                 n += 1
                 if n > limit:
                     break
         return n
-    fmt = RECORD_SUFFIXES.get(path.suffix.lower())
+    fmt, compression = record_format(path) or (None, None)
+    if compression:  # counting would mean decompressing the whole file
+        return None
     if fmt == "parquet":
         import pyarrow.parquet as pq
 
@@ -92,7 +95,7 @@ def _has_content(path: Path) -> bool:
             if file.name != "_READY" and not SKIP_DIRS & set(file.relative_to(path).parts) and not file.is_dir():
                 return True
         return False
-    fmt = RECORD_SUFFIXES[path.suffix.lower()]
+    fmt, compression = record_format(path)  # check_input_path let only record files through
     if fmt == "parquet":
         import pyarrow.parquet as pq
 
@@ -101,10 +104,13 @@ def _has_content(path: Path) -> bool:
         except Exception:  # unreadable: the run quarantines it, with its reason
             return True
     non_blank = 0
-    with path.open("rb") as fh:
-        for line in fh:
-            if line.strip() and line.strip() != b"\xef\xbb\xbf":
-                non_blank += 1
-                if non_blank >= (2 if fmt == "csv" else 1):  # a CSV needs a header and a row
-                    return True
+    try:
+        with open_binary(path, compression) as fh:
+            for line in fh:
+                if line.strip() and line.strip() != b"\xef\xbb\xbf":
+                    non_blank += 1
+                    if non_blank >= (2 if fmt == "csv" else 1):  # a CSV needs a header and a row
+                        return True
+    except decompression_errors():  # corrupt or truncated: the run quarantines it, with its reason
+        return True
     return False

@@ -448,10 +448,7 @@ def test_compressed_parquet_and_unknown_compressed_formats_are_refused(tmp_path:
 
 
 def test_inbox_takes_compressed_batches_under_their_plain_name(tmp_path: Path) -> None:
-    from curation.ingest.inbox import COMPRESSION_SUFFIXES, scan_inbox
-    from curation.ingest.readers import COMPRESSIONS
-
-    assert set(COMPRESSION_SUFFIXES) == set(COMPRESSIONS)
+    from curation.ingest.inbox import scan_inbox
     (tmp_path / "acme-2026-12.jsonl.gz").write_bytes(b"")
     (tmp_path / "rows.csv.zst").write_bytes(b"")
     (tmp_path / "photo.png.gz").write_bytes(b"")

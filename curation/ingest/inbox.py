@@ -17,10 +17,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-BATCH_FILE_SUFFIXES = (".jsonl", ".ndjson", ".json", ".parquet", ".csv")
-# `acme.jsonl.gz` is batch `acme`: line-oriented files may come compressed (the same set ingest reads)
-COMPRESSION_SUFFIXES = (".gz", ".zst", ".zstd", ".bz2", ".xz")
-COMPRESSIBLE_SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv")
+from curation.ingest.formats import EXPECTED_INPUT, record_suffix
+
 READY_MARKER = "_READY"
 DOMAIN_MARKER = "_DOMAIN"
 KEY_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
@@ -53,11 +51,8 @@ class InboxScan:
 
 
 def _batch_suffix(path: Path) -> str | None:
-    """The suffix that makes a file a batch (``.jsonl.gz`` counts as one), or None."""
-    suffixes = [s.lower() for s in path.suffixes[-2:]]
-    if len(suffixes) == 2 and suffixes[1] in COMPRESSION_SUFFIXES and suffixes[0] in COMPRESSIBLE_SUFFIXES:
-        return "".join(path.suffixes[-2:])
-    return path.suffix if path.suffix.lower() in BATCH_FILE_SUFFIXES else None
+    """The suffix that makes a file a batch (``.jsonl.gz`` counts as one: the record files ingest reads)."""
+    return record_suffix(path)
 
 
 def batch_key(path: Path) -> str:
@@ -97,8 +92,7 @@ def scan_inbox(inbox: Path, domains: Iterable[str] = ()) -> InboxScan:
         if entry.name.startswith((".", "_")):
             continue  # hidden files, markers and partial uploads (`_tmp...`) are never batches
         if entry.is_file() and _batch_suffix(entry) is None:
-            expected = ", ".join(BATCH_FILE_SUFFIXES)
-            skipped.append(f"{name}: not a batch (expected a folder or {expected}, .jsonl/.csv compressed)")
+            skipped.append(f"{name}: not a batch (expected {EXPECTED_INPUT})")
             continue
         key = batch_key(entry)
         if not KEY_PATTERN.match(key):

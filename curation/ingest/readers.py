@@ -12,13 +12,9 @@ input happens to live on disk.
 
 from __future__ import annotations
 
-import bz2
 import csv
-import gzip
 import hashlib
-import io
 import json
-import lzma
 import os
 import re
 from collections.abc import Iterator, Mapping
@@ -29,21 +25,20 @@ from typing import Any
 import polars as pl
 
 from curation.core.spans import Span, validate_spans
+from curation.ingest.formats import (
+    EXPECTED_INPUT,
+    SKIP_DIRS,
+    TEXT_SUFFIXES,
+    decompression_errors,
+    open_binary,
+    record_format,
+)
 from curation.labels.label_map import UnknownLabelError, map_label, unknown_label_message
 
 KINDS = frozenset({"text", "code", "chat"})
-RECORD_SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".parquet": "parquet", ".csv": "csv"}
-# Line-oriented record files may be compressed as users keep corpora (`part-0.jsonl.gz`, `rows.csv.zst`);
-# Parquet compresses inside the file, so `.parquet.gz` is not a format.
-COMPRESSIONS = {".gz": "gzip", ".zst": "zstd", ".zstd": "zstd", ".bz2": "bz2", ".xz": "xz"}
 # Marker and metadata files that Spark / Hadoop / pyarrow write beside Parquet parts: not content.
 DATASET_MARKERS = frozenset({"_SUCCESS", "_metadata", "_common_metadata"})
 DATASET_MARKER_PREFIXES = ("_committed_", "_started_")
-# Folder files with these suffixes are prose ("text"); every other text file counts as "code",
-# which is the safer default because config files and scripts are where credentials live.
-TEXT_SUFFIXES = frozenset({".txt", ".md", ".markdown", ".rst"})
-# Version-control internals and bytecode are tool state, not content: never walked.
-SKIP_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__"})
 
 DOCUMENT_SCHEMA = {
     "doc_id": pl.String,
@@ -154,26 +149,10 @@ def ingest(
     return collector.result()
 
 
-def record_format(path: Path) -> tuple[str, str | None] | None:
-    """``(format, compression)`` of a record file from its suffixes (``x.jsonl.gz`` -> ``("jsonl", "gzip")``),
-    or None when it is not one (a text or code file)."""
-    suffixes = [s.lower() for s in Path(path).suffixes[-2:]]
-    if not suffixes:
-        return None
-    compression = COMPRESSIONS.get(suffixes[-1]) if len(suffixes) == 2 else None
-    fmt = RECORD_SUFFIXES.get(suffixes[-2] if compression else suffixes[-1])
-    if fmt is None or (fmt == "parquet" and compression):
-        return None
-    return fmt, compression
-
-
 def check_input_path(path: Path) -> None:
     """Raise IngestError when ``path`` is not something ingest can read (missing, or an unknown format)."""
     path = Path(path)
-    expected = (
-        "a .jsonl, .json (an array of records), .parquet or .csv file (all but .parquet may be compressed: "
-        f"{', '.join(sorted(COMPRESSIONS))}), or a folder"
-    )
+    expected = EXPECTED_INPUT
     if not path.exists():
         raise IngestError(f"input {path} does not exist; expected {expected}")
     if not path.is_dir() and record_format(path) is None:
@@ -212,32 +191,15 @@ def _read_records(path: Path, rel: str, fmap: FieldMap) -> Iterator[_Raw]:
     )
 
 
-def _open_binary(path: Path, compression: str | None = None):
-    """A binary file object over the decompressed bytes, streamed (never the whole file in memory)."""
-    if compression is None:
-        return path.open("rb")
-    if compression == "gzip":
-        return gzip.open(path, "rb")
-    if compression == "bz2":
-        return bz2.open(path, "rb")
-    if compression == "xz":
-        return lzma.open(path, "rb")
-    import zstandard
-
-    return io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(path.open("rb"), closefd=True))
-
-
 def _guard_decompression(records: Iterator[_Raw], path: Path, rel: str) -> Iterator[_Raw]:
     """Turn a corrupt or truncated compressed stream into one quarantine row after the last good record,
     instead of an exception that would lose the batch."""
-    import zstandard
-
     last = None
     try:
         for record in records:
             last = record.locator
             yield record
-    except (OSError, EOFError, lzma.LZMAError, zstandard.ZstdError) as exc:
+    except decompression_errors() as exc:
         where = f"{rel} after {last}" if last else rel
         reason = (
             f"compressed data is corrupt or truncated ({type(exc).__name__}: {exc}); the records before it were "
@@ -248,7 +210,7 @@ def _guard_decompression(records: Iterator[_Raw], path: Path, rel: str) -> Itera
 
 def _read_jsonl(path: Path, rel: str, fmap: FieldMap, compression: str | None = None) -> Iterator[_Raw]:
     """One record per non-blank line, streamed so large files never sit in memory as one string."""
-    with _open_binary(path, compression) as fh:
+    with open_binary(path, compression) as fh:
         for lineno, line in enumerate(fh, 1):
             if not line.strip():
                 continue
@@ -260,7 +222,7 @@ def _read_jsonl(path: Path, rel: str, fmap: FieldMap, compression: str | None = 
 
 def _read_json(path: Path, rel: str, fmap: FieldMap, compression: str | None = None) -> Iterator[_Raw]:
     """A ``.json`` file: a JSON array of record objects (``rel:record N``), or JSON Lines under that name."""
-    with _open_binary(path, compression) as fh:
+    with open_binary(path, compression) as fh:
         data = fh.read()
     body = data[3:] if data.startswith(b"\xef\xbb\xbf") else data
     if not body.lstrip().startswith(b"["):
@@ -323,7 +285,7 @@ def _read_csv(path: Path, rel: str, fmap: FieldMap, compression: str | None = No
     csv.field_size_limit(max(csv.field_size_limit(), 1 << 28))
     header: list[str] | None = None
     row_no = 0
-    with _open_binary(path, compression) as fh:
+    with open_binary(path, compression) as fh:
         lines = _Lines(fh)
         while (parsed := _next_csv_row(lines)) is not None:
             first_line, consumed, cells, parse_error = parsed
