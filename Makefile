@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE := 1
 export TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS :=
 export DAGSTER_HOME := $(CURDIR)/.dagster_home
 
-.PHONY: run test test-heavy lint bench bench-scale dev clean privacy-eval
+.PHONY: run test test-fast test-heavy lint bench bench-scale dev clean privacy-eval
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -37,6 +37,10 @@ run: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
 
 test: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
 	$(BIN)/python -m pytest -q
+
+# The fast subset: no real model, no server, no subprocess run (735 tests in 35 s on 2 cores, 2026-12-06)
+test-fast: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
+	$(BIN)/python -m pytest -q -m "not slow and not heavy"
 
 # Suites too long for the default run: 3 shards vs 1 worker through every stage, four batches at once,
 # the round trip through a real Label Studio (installed into its own venv under ~/.cache/curation)

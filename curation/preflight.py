@@ -54,7 +54,7 @@ def check_run_inputs(config: CurationConfig) -> None:
 
 def count_records_upto(path: Path, limit: int) -> int | None:
     """How many records the input holds, counted up to ``limit + 1`` (enough to say "more than limit");
-    None when that cannot be known cheaply (compressed files, JSON arrays). Line counts over-count CSV
+    None when that cannot be known cheaply (JSON arrays, corrupt compressed files). Line counts over-count CSV
     rows with embedded newlines: an estimate that errs towards "large"."""
     if path.is_dir():
         n = 0
@@ -67,8 +67,6 @@ def count_records_upto(path: Path, limit: int) -> int | None:
                     break
         return n
     fmt, compression = record_format(path) or (None, None)
-    if compression:  # counting would mean decompressing the whole file
-        return None
     if fmt == "parquet":
         import pyarrow.parquet as pq
 
@@ -79,12 +77,15 @@ def count_records_upto(path: Path, limit: int) -> int | None:
     if fmt not in ("jsonl", "csv"):
         return None
     n = -1 if fmt == "csv" else 0  # a CSV's header is not a record
-    with path.open("rb") as fh:
-        for line in fh:
-            if line.strip():
-                n += 1
-                if n > limit:
-                    break
+    try:  # a compressed file is decompressed only as far as limit + 1 records
+        with open_binary(path, compression) as fh:
+            for line in fh:
+                if line.strip():
+                    n += 1
+                    if n > limit:
+                        break
+    except decompression_errors():
+        return None
     return max(n, 0)
 
 

@@ -477,7 +477,8 @@ def test_json_array_file_reads_each_element_as_a_record(tmp_path: Path) -> None:
 
 def test_record_count_estimate_decides_the_in_process_path(tmp_path: Path) -> None:
     """`curation run` runs a batch's steps in one process at or below `sharding.in_process_max_docs`: the count
-    stops past the limit and says None where it cannot be cheap (compressed files, folders of record files)."""
+    stops past the limit (a compressed file is decompressed only that far) and says None where it cannot be
+    cheap (folders of record files, a corrupt compressed file)."""
     from curation.preflight import count_records_upto
 
     jsonl = tmp_path / "a.jsonl"
@@ -494,6 +495,12 @@ def test_record_count_estimate_decides_the_in_process_path(tmp_path: Path) -> No
     assert count_records_upto(folder, 64) == 5
     (folder / "more.jsonl").write_text("{}\n", encoding="utf-8")
     assert count_records_upto(folder, 64) is None
+    import gzip
+
     gz = tmp_path / "a.jsonl.gz"
-    gz.write_bytes(b"")
-    assert count_records_upto(gz, 64) is None
+    gz.write_bytes(gzip.compress(jsonl.read_bytes()))
+    assert count_records_upto(gz, 64) == 10  # decompressed only as far as needed
+    assert count_records_upto(gz, 3) == 4
+    corrupt = tmp_path / "b.jsonl.gz"
+    corrupt.write_bytes(b"\x1f\x8b not gzip")
+    assert count_records_upto(corrupt, 64) is None

@@ -80,7 +80,7 @@ def input_kinds_table() -> str:
         "| input | read as |",
         "|---|---|",
         "| `.jsonl`, `.ndjson` | one JSON record per line |",
-        "| `.json` | an array of records (or one record) |",
+        "| `.json` | an array of records |",
         "| `.csv` | a header row, then one record per row |",
         "| `.parquet` | one record per row (compressed inside the file) |",
         f"| any of the above but Parquet, plus {compressed} | decompressed while read (`batch.jsonl.gz`) |",
