@@ -12,6 +12,8 @@ from curation.policy.masking import (
     propagate_duplicates,
 )
 
+IDENTITY_PASSES = 4
+
 
 def propagate_mentions(
     texts: dict[str, str],
@@ -41,6 +43,3 @@ def propagate_mentions(
                 break
             masked = propagate(masked)
     return masked, identities
-
-
-IDENTITY_PASSES = 4

@@ -30,6 +30,8 @@ from curation.core import spans as S
 from curation.core.private import private_db_files, private_dir, private_file
 from curation.core.textnorm import fold
 
+RELEASE_ID_COLUMNS = {"doc_id": "doc", "scope_id": "scope"}
+
 log = logging.getLogger(__name__)
 
 DEFAULT_KEY_ENV = "CURATION_HMAC_KEY"
@@ -416,4 +418,3 @@ class Vault:
 
 
 # The ids a release replaces by public ids (column -> public id prefix); the map is kept in the vault.
-RELEASE_ID_COLUMNS = {"doc_id": "doc", "scope_id": "scope"}

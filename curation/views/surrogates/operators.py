@@ -3,7 +3,7 @@ has one operator class per operator name): the engine looks a rule's style up he
 if-chain, and a new style is one function plus one registry entry (``tests/test_surrogates.py`` checks the
 registry covers every style the convention accepts).
 
-An operator gets the engine (the :class:`SurrogateEngine` protocol: its keyed draws and per-scope state),
+An operator gets the engine (the :class:`OperatorEngine` protocol: its keyed draws and per-scope state),
 the scope key, the label's rule, the label and the original value, and returns (replacement text, style
 actually applied): a style that cannot produce a safe replacement falls back to the typed tag and says so.
 """
@@ -23,7 +23,7 @@ from curation.views.surrogates.model import NoFreshSurrogate
 from curation.views.vault import normalize_value
 
 
-class SurrogateEngine(Protocol):
+class OperatorEngine(Protocol):
     """What an operator may ask of the engine (:class:`curation.views.surrogates.engine.SurrogateEngine`):
     its keyed, scope-consistent draws and the check against the batch's originals."""
 
@@ -36,28 +36,28 @@ class SurrogateEngine(Protocol):
     def collides(self, label: str, candidate: str) -> bool: ...
 
 
-Operator = Callable[[SurrogateEngine, str, Rule, str, str], tuple[str, str]]
+Operator = Callable[[OperatorEngine, str, Rule, str, str], tuple[str, str]]
 
 
-def typed_tag(engine: SurrogateEngine, scope_key: str, rule: Rule, label: str, value: str) -> tuple[str, str]:
+def typed_tag(engine: OperatorEngine, scope_key: str, rule: Rule, label: str, value: str) -> tuple[str, str]:
     return f"[{label}]", "typed_tag"
 
 
-def delete(engine: SurrogateEngine, scope_key: str, rule: Rule, label: str, value: str) -> tuple[str, str]:
+def delete(engine: OperatorEngine, scope_key: str, rule: Rule, label: str, value: str) -> tuple[str, str]:
     return "", "delete"
 
 
-def indexed_tag(engine: SurrogateEngine, scope_key: str, rule: Rule, label: str, value: str) -> tuple[str, str]:
+def indexed_tag(engine: OperatorEngine, scope_key: str, rule: Rule, label: str, value: str) -> tuple[str, str]:
     """``[PERSON_2]``: one number per identity within the scope."""
     return engine.indexed_tag(scope_key, label, value), "indexed_tag"
 
 
-def keep_last(engine: SurrogateEngine, scope_key: str, rule: Rule, label: str, value: str) -> tuple[str, str]:
+def keep_last(engine: OperatorEngine, scope_key: str, rule: Rule, label: str, value: str) -> tuple[str, str]:
     """Every character masked but the last ``keep_last`` (cards, accounts)."""
     return mask_keep_last(value, rule.keep_last or 0), "mask_keep_last"
 
 
-def generalize(engine: SurrogateEngine, scope_key: str, rule: Rule, label: str, value: str) -> tuple[str, str]:
+def generalize(engine: OperatorEngine, scope_key: str, rule: Rule, label: str, value: str) -> tuple[str, str]:
     """A coarser value: an address or place to its region, a date to its year; else the typed tag."""
     if label in (S.STREET_ADDRESS, S.LOCATION):
         return generalize_address(value), "generalize"
@@ -67,7 +67,7 @@ def generalize(engine: SurrogateEngine, scope_key: str, rule: Rule, label: str, 
     return f"[{label}]", "generalize"
 
 
-def date_shift(engine: SurrogateEngine, scope_key: str, rule: Rule, label: str, value: str) -> tuple[str, str]:
+def date_shift(engine: OperatorEngine, scope_key: str, rule: Rule, label: str, value: str) -> tuple[str, str]:
     """Every date of the scope moved by one keyed offset (intervals kept); unshiftable -> typed tag."""
     shifted = shift_dates(value, engine.scope_date_offset(scope_key, [value]))
     if shifted is None or _folded(shifted) == _folded(value):
@@ -77,7 +77,7 @@ def date_shift(engine: SurrogateEngine, scope_key: str, rule: Rule, label: str, 
     return shifted, "date_shift"  # may equal another original date: intervals win
 
 
-def surrogate(engine: SurrogateEngine, scope_key: str, rule: Rule, label: str, value: str) -> tuple[str, str]:
+def surrogate(engine: OperatorEngine, scope_key: str, rule: Rule, label: str, value: str) -> tuple[str, str]:
     """A fresh fictional value of the label's format (a date: shifted); typed tag when none is safe."""
     if label == S.DATE_TIME:
         return date_shift(engine, scope_key, rule, label, value)
