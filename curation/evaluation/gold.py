@@ -33,6 +33,7 @@ from curation.policy.calibration import (
     finite_or_none,
     pooled,
 )
+from curation.policy.extents import masked_whole, structured_targets
 from curation.policy.masking import combine, surprise_added_fraction, surprise_spans, transfer_check
 from curation.policy.propagation import propagate_mentions
 from curation.score.pending import score_missing
@@ -302,9 +303,7 @@ def _train_tagger(settings: SignalSettings, val_docs, scorer, warehouse, cache) 
     return head, thresholds, summary
 
 
-def calibrated_signals(
-    calibrate_on: Path | str | Sequence[str | Path] | None = None, **options
-) -> CalibratedSignals:
+def calibrated_signals(calibrate_on: Path | str | Sequence[str | Path] | None = None, **options) -> CalibratedSignals:
     """Score and detect the ``--calibrate-on`` sets (read with ``label_map``, default: the bundled one),
     train (or load) the tagger on them plus the bundled public sets, choose each domain's tagger threshold
     and detector combination. ``options``: the other fields of :class:`SignalSettings`."""
@@ -382,10 +381,16 @@ def _write_predictions(path: Path, gold_docs: list[ScoredDoc], predicted: dict[s
             f.write(json.dumps({"id": doc.doc_id, "spans": spans}) + "\n")
 
 
-def masked_predictions(gold_docs: list[ScoredDoc], calibration) -> tuple[dict, dict]:
+def masked_predictions(
+    gold_docs: list[ScoredDoc], calibration, found: dict[str, list[Span]] | None = None
+) -> tuple[dict, dict]:
     """(selected, after propagation): the pipeline's masking of each GOLD record, per document (eval
-    records are independent texts, so nothing propagates across them)."""
-    selected = predictions(gold_docs, calibration)
+    records are independent texts, so nothing propagates across them). ``found``: every signal's spans
+    before the combination chose, whose structured matches a partial mask is extended to, as in masking."""
+    selected = {
+        d.doc_id: masked_whole(d.text, spans, structured_targets(d.text, (found or {}).get(d.doc_id, d.detected)))
+        for d, spans in zip(gold_docs, predictions(gold_docs, calibration).values(), strict=True)
+    }
     predicted, _ = propagate_mentions(
         {d.doc_id: d.text for d in gold_docs},
         selected,
@@ -438,6 +443,7 @@ def run_eval(
     combination = signals.combination(domain)
     ablation = _ablation(gold_docs, [r["combination"] for r in signals.per_domain[domain]["calibration_combinations"]])
     cal_docs = signals.val_docs[domain]
+    found = {d.doc_id: list(d.detected) for d in gold_docs}
     for doc in [*cal_docs, *gold_docs]:
         doc.detected = select_sources(len(doc.text), doc.detected, combination)
     chosen, cals = calibrate_policies(cal_docs, _policies(policy, settings), budget, domain, progress)
@@ -447,7 +453,7 @@ def run_eval(
         transfer = transfer_check(chosen, reference, chosen.point.metrics.fpr, gold_docs, budget)
         if transfer is not None and not transfer["held"]:
             chosen = cals["detectors"]
-    selected, predicted = masked_predictions(gold_docs, chosen)
+    selected, predicted = masked_predictions(gold_docs, chosen, found)
     surprise_cal = cals.get("surprise")
     if surprise_cal is not None:
         ablation["surprise"] = _signal_metrics(

@@ -12,6 +12,7 @@ from curation.core.spans import Span, merge
 from curation.core.warehouse import CORPUS, Warehouse, record_summary
 from curation.detect.combination import dropped_spans, dropped_summary, select_sources
 from curation.policy.documents import batch_documents, load_scored_docs, mask_spans_by_doc
+from curation.policy.extents import masked_whole, structured_targets
 from curation.policy.masking import (
     checked_transfer,
     combine,
@@ -39,7 +40,14 @@ def mask_stage(config: CurationConfig, warehouse: Warehouse, model_key: str) -> 
     surprising = {d.doc_id: surprise_spans(d, applied) if applied.policy != "detectors" else [] for d in docs}
     budget = config.calibration.collateral_budget
     applied, transfer = checked_transfer(applied, stored_summary, docs, budget, surprising)
-    selected = {d.doc_id: combine(applied.policy, d.detected, surprising[d.doc_id]) for d in docs}
+    selected = {
+        d.doc_id: masked_whole(
+            d.text,
+            combine(applied.policy, d.detected, surprising[d.doc_id]),
+            structured_targets(d.text, found[d.doc_id]),
+        )
+        for d in docs
+    }
     automatic_recall = supplied_label_recall(docs, selected)
     if config.masking.mask_supplied_labels:
         selected = {

@@ -1,0 +1,56 @@
+"""A span found is masked whole (#42): no mask ends inside an e-mail, URL, IP, phone match or word."""
+
+from curation.core.identifiers import identifier_shapes
+from curation.core.spans import EMAIL_ADDRESS, PERSON, PHONE_NUMBER, URL, Span
+from curation.policy.extents import masked_whole, structured_targets
+from curation.policy.masking import redact
+
+
+def _tagger(text: str, *pieces: str, label: str = PERSON) -> list[Span]:
+    out = []
+    for piece in pieces:
+        start = text.index(piece)
+        out.append(Span(start, start + len(piece), label, 0.9, "tagger"))
+    return out
+
+
+def test_tagger_pieces_of_an_email_become_one_email_mask() -> None:
+    text = "Write to Orla.Quenby@brightmail.net today."
+    # a tagger-only calibration: the tagger tagged the two name pieces and kept the separator and the host
+    spans = _tagger(text, "Orla", "Quenby")
+    whole = masked_whole(text, spans, structured_targets(text, []))
+    assert redact(text, whole) == "Write to [EMAIL_ADDRESS] today."
+    assert [s.label for s in whole] == [EMAIL_ADDRESS]
+
+
+def test_half_masked_email_and_url_and_url_encoded_email() -> None:
+    text = "me: tamsin@hotmail.co.uk, see https://example.org/u/tamsin-v, log ?email=first.last%40host.org&x=1"
+    spans = _tagger(text, "tamsin@hotmail.", "tamsin-v", "last%40")
+    released = redact(text, masked_whole(text, spans, structured_targets(text, [])))
+    assert "hotmail" not in released and "co.uk" not in released
+    assert "example.org" not in released and "host.org" not in released
+    assert "[URL]" in released and released.count("[EMAIL_ADDRESS]") == 2
+
+
+def test_phone_match_the_combination_dropped_still_bounds_a_partial_mask() -> None:
+    text = "Call +44 20 7946 0958 after six."
+    start = text.index("+44")
+    rule = Span(start, start + len("+44 20 7946 0958"), PHONE_NUMBER, 0.7, "pattern:phone")
+    spans = _tagger(text, "7946", label=PHONE_NUMBER)
+    assert redact(text, masked_whole(text, spans, structured_targets(text, [rule]))) == "Call [PHONE_NUMBER] after six."
+
+
+def test_word_edges_and_untouched_values() -> None:
+    text = "Dr Bartholomew Okonkwo-Reyes wrote to info@example.com"
+    spans = _tagger(text, "tholom", "Okon")
+    whole = masked_whole(text, spans, structured_targets(text, []))
+    assert redact(text, whole) == "Dr [PERSON] [PERSON]-Reyes wrote to info@example.com"  # no mask ends in a word
+    assert masked_whole(text, [], structured_targets(text, [])) == []  # an unmasked e-mail stays a detector's call
+
+
+def test_shapes_trim_sentence_punctuation() -> None:
+    text = "See https://example.org/a. Or mail a.b@c.io."
+    assert [(text[s.start : s.end], s.label) for s in identifier_shapes(text)] == [
+        ("https://example.org/a", URL),
+        ("a.b@c.io", EMAIL_ADDRESS),
+    ]
