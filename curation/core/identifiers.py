@@ -34,4 +34,4 @@ def identifier_shapes(text: str) -> list[Span]:
                 end -= 1
             if end > start:
                 found.append(Span(start, end, label, None, "shape"))
-    return sorted(found)
+    return sorted(found, key=lambda s: (s.start, s.end))

@@ -496,8 +496,17 @@ def _independent(info: CardInfo) -> str:
          "value": f"{_fmt(names.get('people'))} / {_fmt(names.get('name_words'))}"},
         {"signal": "", "item": "name words left (capitalized)", "value": names.get("leaked_name_words")},
         {"signal": "", "item": "lowercase mentions (reported)", "value": names.get("lowercase_mentions")},
-        {"signal": "", "item": "result", "value": _verdict(audit.get("passed"))},
     ]  # fmt: skip
+    partial = audit.get("partial_leak_scan")
+    if partial:
+        rows += [
+            {"signal": "partial-leak scan (blocking)", "item": "structured identifiers partly masked / checked",
+             "value": f"{sum(partial['structured_partly_masked_by_label'].values())} / "
+                      f"{partial['structured_identifiers_checked']}"},
+            {"signal": "", "item": "surrogates keeping a part of their original / checked",
+             "value": f"{sum(partial['surrogate_kept_parts_by_label'].values())} / {partial['surrogates_checked']}"},
+        ]  # fmt: skip
+    rows.append({"signal": "", "item": "result", "value": _verdict(audit.get("passed"))})
     if surprise.get("available"):
         rows += [
             {"signal": "surprise (advisory)", "item": "threshold (its recall on calibration targets)",

@@ -387,17 +387,20 @@ def masked_predictions(
     """(selected, after propagation): the pipeline's masking of each GOLD record, per document (eval
     records are independent texts, so nothing propagates across them). ``found``: every signal's spans
     before the combination chose, whose structured matches a partial mask is extended to, as in masking."""
+    targets = {d.doc_id: structured_targets(d.text, (found or {}).get(d.doc_id, d.detected)) for d in gold_docs}
+    texts_of = {d.doc_id: d.text for d in gold_docs}
     selected = {
-        d.doc_id: masked_whole(d.text, spans, structured_targets(d.text, (found or {}).get(d.doc_id, d.detected)))
+        d.doc_id: masked_whole(d.text, spans, targets[d.doc_id])
         for d, spans in zip(gold_docs, predictions(gold_docs, calibration).values(), strict=True)
     }
     predicted, _ = propagate_mentions(
-        {d.doc_id: d.text for d in gold_docs},
+        texts_of,
         selected,
         {d.doc_id: d.doc_id for d in gold_docs},
         scope="document",
         min_chars=MaskingConfig().min_propagation_chars,
     )
+    predicted = {doc_id: masked_whole(texts_of[doc_id], spans, targets[doc_id]) for doc_id, spans in predicted.items()}
     return selected, predicted
 
 

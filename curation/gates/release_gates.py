@@ -182,29 +182,45 @@ def residual_detector_audit(
 
 
 def residual_independent_audit(warehouse: Warehouse, config: CurationConfig, model_key: str) -> GateResult:
-    """A second, independent residual signal (`curation.gates.residual_signals`): the name-variant scan of every
-    person of the batch over the release text decides; surprise at a recall-oriented threshold is reported
-    beside it, advisory. No release text to scan is no evidence: failed."""
-    from curation.gates.residual_signals import name_variant_scan, surprise_residual_signal
+    """Second, independent residual signals (`curation.gates.residual_signals`): the name-variant scan of every
+    person of the batch over the release text and the partial-leak scan (structured identifiers partly
+    masked, surrogates that kept a part of their original) decide; surprise at a recall-oriented threshold
+    is reported beside them, advisory. No release text to scan is no evidence: failed."""
+    from curation.gates.residual_signals import name_variant_scan, partial_leak_scan, surprise_residual_signal
 
     names = name_variant_scan(config, warehouse)
+    partial = partial_leak_scan(config, warehouse)
     surprise = surprise_residual_signal(config, warehouse, model_key)
+    passed = bool(names["passed"]) and bool(partial["passed"])
+    problems = []
+    if names["reason"] or not names["passed"]:
+        problems.append(names["reason"] or f"{names['leaked_name_words']} name words left")
+    if not partial["passed"]:
+        problems.append(
+            f"{partial['findings']} partial leaks (structured identifiers partly masked: "
+            f"{partial['structured_partly_masked_by_label']}; surrogates keeping a part of their original: "
+            f"{partial['surrogate_kept_parts_by_label']})"
+        )
     detail = {
-        "decided_by": "name_variant_scan",
+        "decided_by": "name_variant_scan+partial_leak_scan",
         "name_variant_scan": {k: v for k, v in names.items() if k not in ("passed", "reason")},
+        "partial_leak_scan": {k: v for k, v in partial.items() if k != "passed"},
         "surprise_signal": surprise,
-        "reason": names["reason"] or ("" if names["passed"] else f"{names['leaked_name_words']} name words left"),
+        "reason": "; ".join(problems),
     }
     measured = (
         f"{names['leaked_name_words']} name words of {names['people']} people left in "
-        f"{names['documents_with_leaks']} of {names['texts_scanned']} release texts"
+        f"{names['documents_with_leaks']} of {names['texts_scanned']} release texts; "
+        f"{partial['findings']} partial leaks"
     )
     reason = (
-        f"no word of a masked person's name is left in the release text ({names['name_words']} words checked)"
-        if names["passed"]
-        else f"{names['leaked_name_words']} words of masked people's names are left in the release text"
+        f"no word of a masked person's name is left in the release text ({names['name_words']} words checked), "
+        f"no structured identifier is partly masked ({partial['structured_identifiers_checked']} checked) and no "
+        f"surrogate keeps a part of its original ({partial['surrogates_checked']} checked)"
+        if passed
+        else "; ".join(problems)
     )
-    return explained(GateResult(RESIDUAL_INDEPENDENT_AUDIT, bool(names["passed"]), detail), measured, "0", reason)
+    return explained(GateResult(RESIDUAL_INDEPENDENT_AUDIT, passed, detail), measured, "0", reason)
 
 
 def masked_fraction_budget(warehouse: Warehouse, config: CurationConfig) -> GateResult:

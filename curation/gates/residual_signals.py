@@ -24,6 +24,7 @@ Both report counts and rates only, never a value.
 
 from __future__ import annotations
 
+import json
 import re
 from collections import defaultdict
 from dataclasses import dataclass
@@ -35,7 +36,7 @@ from curation.core.config import CurationConfig
 from curation.core.matching import KNOWN_VALUE_MIN_CHARS, normalize_for_match
 from curation.core.textnorm import fold
 from curation.core.warehouse import CORPUS, VALIDATION, Warehouse
-from curation.gates.release_text import original_text_only
+from curation.gates.release_text import TAG, original_text_only
 from curation.policy.identities import NAME_TOKEN, common_words, name_parts, variant_words
 
 CLEAN_FLAG_RATE = 0.10
@@ -199,4 +200,90 @@ def surprise_residual_signal(config: CurationConfig, warehouse: Warehouse, model
         "expected_rate_on_clean_text": round(expected, 4) if np.isfinite(expected) else None,
         "ratio_to_expected": round(rate / expected, 2) if rate is not None and expected > 0 else None,
         "blocking": False,
+    }
+
+
+# Labels whose surrogates share words with their originals by design (a job title's vocabulary, a shifted
+# date's month and year, a nationality's group word): not scanned for kept parts.
+_PUBLIC_VOCABULARY_LABELS = frozenset({S.TITLE, S.DATE_TIME, S.NRP})
+# Words the surrogate engine itself writes (schemes, reserved example domains): public, never a kept part.
+_ENGINE_WORDS = frozenset({"http", "https", "mailto", "example", "localhost"})
+PARTIAL_TOKEN_MIN_CHARS = 4
+_TOKEN = re.compile(r"[^\W_]+")
+
+
+def _private_tokens(value: str) -> set[str]:
+    """Casefolded letters-and-digits runs of a private value that identify it: >= 4 characters with a
+    letter, not a common word of the language, not a word the surrogate engine writes itself."""
+    return {
+        t
+        for t in (m.casefold() for m in _TOKEN.findall(fold(value)))
+        if len(t) >= PARTIAL_TOKEN_MIN_CHARS
+        and any(c.isalpha() for c in t)
+        and t not in common_words()
+        and t not in _ENGINE_WORDS
+    }
+
+
+def partial_leak_scan(config: CurationConfig, warehouse: Warehouse) -> dict:
+    """Parts of masked values left in the release, by label (counts only, never values):
+
+    * **structured identifiers partly masked**: an e-mail, URL or IP shape, or a stored detector match with
+      a structured label (phone, IBAN, card), in the original text whose letters and digits the mask spans
+      cover only in part: the unmasked rest (a host, half a local part) ships in every view;
+    * **surrogates that keep a part**: a surrogate (the ranges of the surrogate view the engine wrote) that
+      holds a word of a value masked in the same document, e.g. an id surrogate that kept a surname as its
+      "prefix".
+    One finding blocks, as the name-variant scan's do."""
+    from curation.core.identifiers import STRUCTURED_LABELS
+    from curation.policy.documents import mask_spans_by_doc
+    from curation.policy.extents import structured_targets
+
+    batch = config.batch_id
+    masks = mask_spans_by_doc(warehouse, batch)
+    texts = dict(warehouse.query("SELECT doc_id, text FROM documents WHERE batch_id = ?", [batch]).iter_rows())
+    matches: dict[str, list[S.Span]] = defaultdict(list)
+    labels = sorted(STRUCTURED_LABELS)
+    placeholders = ", ".join("?" for _ in labels)
+    rows = warehouse.query(
+        'SELECT doc_id, "start", "end", label, source FROM detector_spans '
+        f"WHERE dataset = ? AND label IN ({placeholders}) "
+        "AND doc_id IN (SELECT doc_id FROM documents WHERE batch_id = ?)",
+        [CORPUS, *labels, batch],
+    )
+    for doc_id, start, end, label, source in rows.iter_rows():
+        matches[doc_id].append(S.Span(start, end, label, None, source))
+    structured: dict[str, int] = defaultdict(int)
+    checked = 0
+    for doc_id, text in texts.items():
+        covered = np.array(S.char_mask(masks.get(doc_id, []), len(text)), dtype=bool)
+        for target in structured_targets(text, matches.get(doc_id, [])):
+            alnum = np.array([c.isalnum() for c in text[target.start : target.end]], dtype=bool)
+            part = covered[target.start : target.end][alnum]
+            checked += 1
+            if part.any() and not part.all():
+                structured[target.label] += 1
+    kept: dict[str, int] = defaultdict(int)
+    surrogates = 0
+    views = warehouse.query("SELECT doc_id, text, replaced_ranges FROM surrogate_view WHERE batch_id = ?", [batch])
+    for doc_id, view_text, ranges in views.iter_rows():
+        text = texts.get(doc_id, "")
+        owner: dict[str, str] = {}
+        for span in masks.get(doc_id, []):
+            if span.label not in _PUBLIC_VOCABULARY_LABELS:
+                for token in _private_tokens(text[span.start : span.end]):
+                    owner.setdefault(token, span.label)
+        for start, end in json.loads(ranges or "[]"):
+            written = TAG.sub(" ", view_text[start:end])  # typed tags are the convention's words, not a part
+            surrogates += 1
+            for token in _private_tokens(written) & owner.keys():
+                kept[owner[token]] += 1
+    findings = sum(structured.values()) + sum(kept.values())
+    return {
+        "structured_identifiers_checked": checked,
+        "structured_partly_masked_by_label": dict(sorted(structured.items())),
+        "surrogates_checked": surrogates,
+        "surrogate_kept_parts_by_label": dict(sorted(kept.items())),
+        "findings": findings,
+        "passed": bool(texts) and findings == 0,
     }

@@ -27,7 +27,7 @@ def structured_targets(text: str, found: Sequence[Span]) -> list[Span]:
         for s in found
         if s.label in STRUCTURED_LABELS and s.length and not (s.source or "").startswith(_TOKEN_SIGNALS)
     ]
-    return sorted(identifier_shapes(text) + matches)
+    return sorted(identifier_shapes(text) + matches, key=lambda s: (s.start, s.end))
 
 
 def masked_whole(text: str, spans: Sequence[Span], targets: Sequence[Span]) -> list[Span]:

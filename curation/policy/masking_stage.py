@@ -40,12 +40,11 @@ def mask_stage(config: CurationConfig, warehouse: Warehouse, model_key: str) -> 
     surprising = {d.doc_id: surprise_spans(d, applied) if applied.policy != "detectors" else [] for d in docs}
     budget = config.calibration.collateral_budget
     applied, transfer = checked_transfer(applied, stored_summary, docs, budget, surprising)
+    # a span found is masked whole (no mask ends inside an e-mail, URL, phone number or word), before
+    # propagation (which then finds whole values) and after it (a propagated name inside an e-mail)
+    targets = {d.doc_id: structured_targets(d.text, found[d.doc_id]) for d in docs}
     selected = {
-        d.doc_id: masked_whole(
-            d.text,
-            combine(applied.policy, d.detected, surprising[d.doc_id]),
-            structured_targets(d.text, found[d.doc_id]),
-        )
+        d.doc_id: masked_whole(d.text, combine(applied.policy, d.detected, surprising[d.doc_id]), targets[d.doc_id])
         for d in docs
     }
     automatic_recall = supplied_label_recall(docs, selected)
@@ -64,6 +63,7 @@ def mask_stage(config: CurationConfig, warehouse: Warehouse, model_key: str) -> 
         min_chars=config.masking.min_propagation_chars,
         name_variants=config.masking.name_variants,
     )
+    masked = {doc_id: masked_whole(texts[doc_id], spans, targets.get(doc_id, [])) for doc_id, spans in masked.items()}
     rows = [
         (config.batch_id, doc_id, s.start, s.end, s.label, s.score, s.source or "detector", calibration_id)
         for doc_id, spans in masked.items()
