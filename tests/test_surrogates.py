@@ -941,3 +941,12 @@ def test_every_convention_style_has_one_operator() -> None:
     for style, operator in OPERATORS.items():
         text, applied = operator(engine, engine.scope_key("doc-1", S.PERSON), rule, S.PERSON, "Dana Whitfield")
         assert applied in (style, "typed_tag") and "Whitfield" not in text
+
+
+@pytest.mark.parametrize("value", ["ABERNATHY-STRODE", "ABERNATHY-STRODE CALLED", "ORD-QUENBY-2231"])
+def test_an_id_surrogate_keeps_no_word_of_its_original(value: str) -> None:
+    """#36: a surname filed as an ACCOUNT_ID kept itself as the id's 'prefix' and shipped."""
+    out = engine().surrogate("s", S.ACCOUNT_ID, value)
+    words = {w.casefold() for w in re.findall(r"[A-Za-z]{4,}", value)}
+    assert not words & {w.casefold() for w in re.findall(r"[A-Za-z]{4,}", out)}, out
+    assert len(out) == len(value)

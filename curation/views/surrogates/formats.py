@@ -57,10 +57,28 @@ def phone_surrogate(value: str, rng: random.Random) -> str | None:
     return head + _lay_digits(rest, ("1" if keep_one else "") + digits)
 
 
+# A kept id prefix is a short code ('INV-', 'ACCT-', 'CUST-ORD-'): a longer run of letters may be a word of the
+# private value itself ('ABERNATHY-' of a surname filed as an id), and is shaped like the rest of the body.
+ID_PREFIX_MAX_LETTERS = 4
+_ID_PREFIX_RUN = re.compile(rf"[A-Za-z]{{1,{ID_PREFIX_MAX_LETTERS}}}[-_:#/.]")
+
+
+def id_prefix(value: str) -> str:
+    """The leading short codes of an id (each <= ID_PREFIX_MAX_LETTERS letters and a separator), or a
+    1-4 capital letter code directly before digits ('AB12345'); '' when the id starts with a longer word."""
+    match = re.match(rf"^[A-Z]{{1,{ID_PREFIX_MAX_LETTERS}}}(?=\d)", value)
+    if match:
+        return match.group(0)
+    end = 0
+    while (run := _ID_PREFIX_RUN.match(value, end)) is not None:
+        end = run.end()
+    return value[:end]
+
+
 def id_surrogate(value: str, rng: random.Random) -> str | None:
-    """Same length, prefix (leading letters + separators) and character classes; hex stays hex."""
-    match = re.match(r"^(?:[A-Za-z]+[-_:#/.])+|^[A-Z]{1,4}(?=\d)", value)
-    prefix = match.group(0) if match else ""
+    """Same length, short id prefix (:func:`id_prefix`) and character classes; hex stays hex. No word of
+    the original is kept: a longer leading word is shaped like the body."""
+    prefix = id_prefix(value)
     body = value[len(prefix) :]
     if not any(c.isalnum() for c in body):
         return None
