@@ -34,6 +34,7 @@ from curation.policy.calibration import (
     pooled,
 )
 from curation.policy.extents import masked_whole, structured_targets
+from curation.policy.identity_types import one_type_per_identity
 from curation.policy.masking import combine, surprise_added_fraction, surprise_spans, transfer_check
 from curation.policy.propagation import propagate_mentions
 from curation.score.pending import score_missing
@@ -400,6 +401,7 @@ def masked_predictions(
         scope="document",
         min_chars=MaskingConfig().min_propagation_chars,
     )
+    predicted, _ = one_type_per_identity(texts_of, predicted, {d: d for d in texts_of})
     predicted = {doc_id: masked_whole(texts_of[doc_id], spans, targets[doc_id]) for doc_id, spans in predicted.items()}
     return selected, predicted
 
