@@ -247,9 +247,8 @@ def partial_leak_scan(config: CurationConfig, warehouse: Warehouse) -> dict:
     placeholders = ", ".join("?" for _ in labels)
     rows = warehouse.query(
         'SELECT doc_id, "start", "end", label, source FROM detector_spans '
-        f"WHERE dataset = ? AND label IN ({placeholders}) "
-        "AND doc_id IN (SELECT doc_id FROM documents WHERE batch_id = ?)",
-        [CORPUS, *labels, batch],
+        f"WHERE dataset = ? AND batch_id = ? AND label IN ({placeholders})",
+        [CORPUS, batch, *labels],
     )
     for doc_id, start, end, label, source in rows.iter_rows():
         matches[doc_id].append(S.Span(start, end, label, None, source))
