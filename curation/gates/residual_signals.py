@@ -205,7 +205,11 @@ def surprise_residual_signal(config: CurationConfig, warehouse: Warehouse, model
 
 # Labels whose surrogates share words with their originals by design (a job title's vocabulary, a shifted
 # date's month and year, a nationality's group word): not scanned for kept parts.
-_PUBLIC_VOCABULARY_LABELS = frozenset({S.TITLE, S.DATE_TIME, S.NRP})
+# A street address is generalized to the city and state of the original (the convention's choice of what
+# ships), so its surrogate keeps those words by design.
+_PUBLIC_VOCABULARY_LABELS = frozenset({S.TITLE, S.DATE_TIME, S.NRP, S.STREET_ADDRESS})
+# The short id codes an id surrogate keeps ('ACCT-', 'INV-', 'AB' before digits; views.surrogates.formats)
+_ID_CODES = re.compile(r"^(?:[A-Za-z]{1,4}[-_:#/.])+|^[A-Z]{1,4}(?=\d)")
 # Words the surrogate engine itself writes (schemes, reserved example domains): public, never a kept part.
 _ENGINE_WORDS = frozenset({"http", "https", "mailto", "example", "localhost"})
 PARTIAL_TOKEN_MIN_CHARS = 4
@@ -270,7 +274,8 @@ def partial_leak_scan(config: CurationConfig, warehouse: Warehouse) -> dict:
         owner: dict[str, str] = {}
         for span in masks.get(doc_id, []):
             if span.label not in _PUBLIC_VOCABULARY_LABELS:
-                for token in _private_tokens(text[span.start : span.end]):
+                value = text[span.start : span.end].strip()
+                for token in _private_tokens(_ID_CODES.sub(" ", value) if span.label == S.ACCOUNT_ID else value):
                     owner.setdefault(token, span.label)
         for start, end in json.loads(ranges or "[]"):
             written = TAG.sub(" ", view_text[start:end])  # typed tags are the convention's words, not a part
