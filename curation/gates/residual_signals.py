@@ -277,7 +277,13 @@ def partial_leak_scan(config: CurationConfig, warehouse: Warehouse) -> dict:
                 value = text[span.start : span.end].strip()
                 for token in _private_tokens(_ID_CODES.sub(" ", value) if span.label == S.ACCOUNT_ID else value):
                     owner.setdefault(token, span.label)
-        for start, end in json.loads(ranges or "[]"):
+        written_ranges = json.loads(ranges or "[]")
+        doc_masks = masks.get(doc_id, [])
+        # the engine writes one range per mask span, in order: a generalized address keeps its city by design
+        labels = [m.label for m in doc_masks] if len(doc_masks) == len(written_ranges) else [None] * len(written_ranges)
+        for (start, end), label in zip(written_ranges, labels, strict=True):
+            if label in _PUBLIC_VOCABULARY_LABELS:
+                continue
             written = TAG.sub(" ", view_text[start:end])  # typed tags are the convention's words, not a part
             surrogates += 1
             for token in _private_tokens(written) & owner.keys():
