@@ -209,6 +209,7 @@ def surprise_residual_signal(config: CurationConfig, warehouse: Warehouse, model
 # ships), so its surrogate keeps those words by design.
 _PUBLIC_VOCABULARY_LABELS = frozenset({S.TITLE, S.DATE_TIME, S.NRP, S.STREET_ADDRESS})
 # The short id codes an id surrogate keeps ('ACCT-', 'INV-', 'AB' before digits; views.surrogates.formats)
+_URL_EXTENSION = re.compile(r"\.[A-Za-z]{2,4}(?=$|[?#])")
 _ID_CODES = re.compile(r"^(?:[A-Za-z]{1,4}[-_:#/.])+|^[A-Z]{1,4}(?=\d)")
 # Words the surrogate engine itself writes (schemes, reserved example domains): public, never a kept part.
 _ENGINE_WORDS = frozenset({"http", "https", "mailto", "example", "localhost"})
@@ -275,7 +276,11 @@ def partial_leak_scan(config: CurationConfig, warehouse: Warehouse) -> dict:
         for span in masks.get(doc_id, []):
             if span.label not in _PUBLIC_VOCABULARY_LABELS:
                 value = text[span.start : span.end].strip()
-                for token in _private_tokens(_ID_CODES.sub(" ", value) if span.label == S.ACCOUNT_ID else value):
+                if span.label == S.ACCOUNT_ID:
+                    value = _ID_CODES.sub(" ", value)
+                elif span.label == S.URL:  # a URL surrogate keeps the file extension ('.html'): not a part
+                    value = _URL_EXTENSION.sub(" ", value)
+                for token in _private_tokens(value):
                     owner.setdefault(token, span.label)
         written_ranges = json.loads(ranges or "[]")
         doc_masks = masks.get(doc_id, [])
