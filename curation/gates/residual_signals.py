@@ -38,6 +38,7 @@ from curation.core.textnorm import fold
 from curation.core.warehouse import CORPUS, VALIDATION, Warehouse
 from curation.gates.release_text import TAG, original_text_only
 from curation.policy.identities import NAME_TOKEN, common_words, name_parts, variant_words
+from curation.views.surrogates.formats import id_prefix
 
 CLEAN_FLAG_RATE = 0.10
 
@@ -208,9 +209,8 @@ def surprise_residual_signal(config: CurationConfig, warehouse: Warehouse, model
 # A street address is generalized to the city and state of the original (the convention's choice of what
 # ships), so its surrogate keeps those words by design.
 _PUBLIC_VOCABULARY_LABELS = frozenset({S.TITLE, S.DATE_TIME, S.NRP, S.STREET_ADDRESS})
-# The short id codes an id surrogate keeps ('ACCT-', 'INV-', 'AB' before digits; views.surrogates.formats)
+# The file extension a URL surrogate keeps ('.html'): not a part of the original.
 _URL_EXTENSION = re.compile(r"\.[A-Za-z]{2,4}(?=$|[?#])")
-_ID_CODES = re.compile(r"^(?:[A-Za-z]{1,4}[-_:#/.])+|^[A-Z]{1,4}(?=\d)")
 # Words the surrogate engine itself writes (schemes, reserved example domains): public, never a kept part.
 _ENGINE_WORDS = frozenset({"http", "https", "mailto", "example", "localhost"})
 PARTIAL_TOKEN_MIN_CHARS = 4
@@ -276,9 +276,9 @@ def partial_leak_scan(config: CurationConfig, warehouse: Warehouse) -> dict:
         for span in masks.get(doc_id, []):
             if span.label not in _PUBLIC_VOCABULARY_LABELS:
                 value = text[span.start : span.end].strip()
-                if span.label == S.ACCOUNT_ID:
-                    value = _ID_CODES.sub(" ", value)
-                elif span.label == S.URL:  # a URL surrogate keeps the file extension ('.html'): not a part
+                if span.label == S.ACCOUNT_ID:  # the short id codes an id surrogate keeps ('ACCT-') are no part
+                    value = value[len(id_prefix(value)) :]
+                elif span.label == S.URL:
                     value = _URL_EXTENSION.sub(" ", value)
                 for token in _private_tokens(value):
                     owner.setdefault(token, span.label)
