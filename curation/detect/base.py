@@ -67,6 +67,16 @@ def _c(pattern: str, flags: int = 0) -> re.Pattern[str]:
     return re.compile(pattern, flags)
 
 
+def _query_value(keys: str) -> re.Pattern[str]:
+    """The value of a URL query parameter named by ``keys`` (a regex, matched case-insensitively), in group
+    ``v``: ``?key=v`` after a path character, or ``&key=v`` / ``&amp;key=v`` after a value, up to the next
+    ``&``, ``#``, whitespace, quote or backslash (a JSON-escaped URL).  Never ``key=v`` on its own."""
+    return _c(
+        rf"(?i)(?:(?<=[\w/.%-]\?)|(?<=[^\s&]&)|(?<=[^\s]&amp;))(?:{keys})=(?P<v>[^&#\s\"'`<>\\]{{3,512}})"
+        r"(?![^&#\s\"'`<>\\])"
+    )
+
+
 _NOT_PLACES = frozenset(
     "thanks thank regards best cheers please hi hello dear sincerely kind yours sent from to subject date "
     "phone tel email e-mail mobile fax cc note ps the this that we i you he she it they my our your call "

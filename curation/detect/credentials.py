@@ -8,12 +8,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from curation.core.spans import API_KEY, CONNECTION_STRING, PASSWORD, PRIVATE_KEY, SECRET, URL, USERNAME, Span
-from curation.detect.base import _TIER_CREDENTIAL, _TIER_PATTERN, Rule, _c
+from curation.detect.base import _TIER_CREDENTIAL, _TIER_PATTERN, Rule, _c, _query_value
 from curation.detect.validators import (
     _NOT_USERNAMES,
+    _auth_value_ok,
     _bare_value_ok,
     _ipv4_ok,
     _private_url,
+    _query_password_ok,
+    _query_secret_ok,
     _secret_value_ok,
     _token_value_ok,
     _username_ok,
@@ -176,6 +179,51 @@ class _MultiGroupRule(Rule):
             yield Span(start, end, self.label, self.score, f"pattern:{self.name}")
 
 
+# HTTP authentication schemes whose credential is one token68-like value (RFC 7235): Basic, Bearer, ...
+_AUTH_SCHEME = r"(?:basic|bearer|token|jwt|oauth|apikey|api-key|key|sso-key|ssws|negotiate|ntlm|hmac)"
+_TOKEN68 = r"[A-Za-z0-9._~+/=-]"  # after a scheme word also ":" (FCM's "key=AAAA...:APA91b...", "user:pass")
+
+
+class _AuthHeaderRule(Rule):
+    """``Authorization: <scheme> <credential>``: the credential (group ``v``) after a scheme word passes
+    :func:`_auth_value_ok`; a credential with no scheme word (group ``w``, a raw API key) has >= 16
+    characters and looks random (:func:`_token_value_ok`), so neither "Authorization: pending" in prose nor
+    an authorization code ("Authorization: AB12CD34", an id) is one."""
+
+    def find(self, text: str) -> Iterator[Span]:
+        for m in self.pattern.finditer(text):
+            g = "v" if m.group("v") is not None else "w"
+            start, end = m.span(g)
+            while end > start and text[end - 1] == ".":
+                end -= 1  # the full stop of a sentence: a token68 value never ends with one
+            value = text[start:end]
+            if (_auth_value_ok if g == "v" else _token_value_ok)(value):
+                yield Span(start, end, self.label, self.score, f"pattern:{self.name}")
+
+
+_QUERY_SECRET_KEYS = (
+    r"token|(?:access|refresh|id|auth|api|session|security|oauth|x-amz-security)[_.-]?token|api[_.-]?key|apikey"
+    r"|access[_.-]?key|secret[_.-]?key|private[_.-]?key|key|secret|client[_.-]?secret|session|session[_.-]?id"
+    r"|sessionid|sid|jsessionid|phpsessid|sig|signature|x-amz-signature"
+)
+_QUERY_PASSWORD_KEYS = r"password|passwd|passphrase|pwd|pass"
+
+
+class _QuerySecretRule(Rule):
+    """A query-string secret: ``?token=v`` / ``&session=v`` values must look random, ``&password=v`` /
+    ``&pwd=v`` values be plausible passwords (the key is group ``k``)."""
+
+    def find(self, text: str) -> Iterator[Span]:
+        for m in self.pattern.finditer(text):
+            start, end = m.span("v")
+            while end > start and text[end - 1] in ".,;:)]}>":
+                end -= 1
+            value = text[start:end]
+            password = re.fullmatch(_QUERY_PASSWORD_KEYS, m.group("k"), re.IGNORECASE) is not None
+            if (_query_password_ok if password else _query_secret_ok)(value):
+                yield Span(start, end, self.label, self.score, f"pattern:{self.name}")
+
+
 def _pem_validator(value: str) -> bool:
     return "PRIVATE KEY" in value
 
@@ -308,6 +356,32 @@ CREDENTIAL_RULES: tuple[Rule, ...] = (
         SECRET,
         _c(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
         0.95,
+        _TIER_CREDENTIAL,
+        None,
+        True,
+    ),
+    _AuthHeaderRule(
+        "auth_header",
+        SECRET,
+        # Authorization / Proxy-Authorization in a header dump, a log, JSON, a dict or a curl -H flag:
+        # "Authorization: Basic b3Js...==", authorization=Bearer ..., "Authorization": "Bearer ...",
+        # headers["Authorization"] = "...", setHeader("Authorization", "..."); only the credential is labeled
+        _c(
+            rf"(?i)(?<![\w-])(?:[\w-]*-)?authori[sz]ation\\?[\"']?\]?[ \t]*(?::|=>|=|,)[ \t]*\\?[\"'\[]?[ \t]*"
+            rf"(?:{_AUTH_SCHEME}(?:[ \t]+|(?<=key)=)(?P<v>[A-Za-z0-9._~+/=:-]{{8,2048}})|(?P<w>{_TOKEN68}{{16,2048}}))"
+            rf"(?=$|[\s\"'`,;&)}}\]<>\\|])"
+        ),
+        0.9,
+        _TIER_CREDENTIAL,
+        None,
+        True,
+    ),
+    _QuerySecretRule(
+        "query_secret",
+        SECRET,
+        # ?token=..., &access_token=..., &api_key=..., &password=..., &session=... in a URL query string
+        _query_value(rf"(?P<k>{_QUERY_SECRET_KEYS}|{_QUERY_PASSWORD_KEYS})"),
+        0.7,  # below the assignment rules (bare 0.75): their PASSWORD / API_KEY label wins a tie
         _TIER_CREDENTIAL,
         None,
         True,

@@ -22,13 +22,16 @@ from curation.core.spans import (
     Span,
 )
 from curation.detect.addresses import _PNAME, _STOP
-from curation.detect.base import _TIER_PATTERN, _TIER_VALIDATED, Rule, _c
+from curation.detect.base import _TIER_PATTERN, _TIER_VALIDATED, Rule, _c, _query_value
 from curation.detect.validators import (
     _card_ok,
+    _encoded_email_ok,
     _id_value_ok,
     _ipv4_ok,
     _ipv6_ok,
     _private_url,
+    _query_phone_ok,
+    _query_username_ok,
     _ssn_ok,
     _username_ok,
     iban_ok,
@@ -128,6 +131,21 @@ PII_RULES: tuple[Rule, ...] = (
         _TIER_VALIDATED,
     ),
     Rule(
+        "url_encoded_email",
+        EMAIL_ADDRESS,
+        # percent-encoded, as in a query string or a logged redirect: orla.quenby%40host.net,
+        # orla%2Equenby%40host%2Enet, orla%2Bnews%40host.net, double-encoded %2540; the whole address is
+        # labeled (not an "email=" key before it), and it must decode to a plain address
+        _c(
+            r"(?:(?<=%[0-9A-Fa-f]{2})|(?<![A-Za-z0-9._%+-]))[A-Za-z0-9_](?:[A-Za-z0-9._+-]|%(?:25)?(?:2[BbDdEe]"
+            r"|5[Ff])){0,63}(?:@|%(?:25)?40)(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.|%(?:25)?2[Ee]))+"
+            r"[A-Za-z]{2,24}(?![A-Za-z0-9-])"
+        ),
+        0.9,
+        _TIER_VALIDATED,
+        _encoded_email_ok,
+    ),
+    Rule(
         "credit_card",
         CREDIT_CARD,
         _c(r"(?<![\d.,-])\d(?:[ -]?\d){11,18}(?![\d-]|[.,]\d)"),
@@ -185,6 +203,23 @@ PII_RULES: tuple[Rule, ...] = (
         0.8,
         _TIER_PATTERN,
         _username_ok,
+    ),
+    Rule(
+        "query_username",
+        USERNAME,
+        # ?user=orla77 / &login=... in a URL query string (an e-mail value is the email rules')
+        _query_value(r"user|username|user_name|login|login_name"),
+        0.7,
+        _TIER_PATTERN,
+        _query_username_ok,
+    ),
+    Rule(
+        "query_phone",
+        PHONE_NUMBER,
+        _query_value(r"phone|phone_?number|tel|telephone|mobile|mobile_?number|cell|msisdn"),
+        0.7,
+        _TIER_PATTERN,
+        _query_phone_ok,
     ),
     Rule(
         "prefixed_id",

@@ -36,6 +36,7 @@ def _tier(span: Span) -> int:
 
 _SOURCE_TIERS = {
     "pattern:email": _TIER_VALIDATED,
+    "pattern:url_encoded_email": _TIER_VALIDATED,
     "pattern:credit_card": _TIER_VALIDATED,
     "pattern:iban": _TIER_VALIDATED,
     "pattern:ipv4": _TIER_VALIDATED,

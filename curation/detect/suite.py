@@ -32,7 +32,7 @@ from curation.detect.titles import _find_titles
 log = logging.getLogger(__name__)
 
 # Bump whenever a rule, mapping or default threshold changes: it goes into the dataset card.
-RULESET_VERSION = "2026.12-2"
+RULESET_VERSION = "2026.12-3"
 
 # Detector families by what they detect: rule names (``Rule.name``) and the finders without a Rule
 # (street_address, address_block, nrp, job_title, phone).  Presidio recognizers are families of their
@@ -48,6 +48,8 @@ RULE_FAMILIES: dict[str, frozenset[str]] = {
         "digitalocean_token telegram_bot_token discord_token",
         "jwt": "jwt",
         "connection_strings": "url_credentials url_query_credentials kv_connection_string",
+        "auth_headers": "auth_header",
+        "query_values": "query_secret query_username query_phone",
         "password_assignments": "password_assignment password_env cli_password",
         "key_assignments": "key_assignment key_env env_key_variable",
         "secret_assignments": "secret_assignment secret_env",
@@ -55,6 +57,7 @@ RULE_FAMILIES: dict[str, frozenset[str]] = {
         "hostnames": "host_assignment",
         # PII patterns
         "email": "email",
+        "url_encoded_email": "url_encoded_email",
         "credit_card": "credit_card",
         "iban": "iban",
         "ip_address": "ipv4 ipv6",

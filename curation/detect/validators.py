@@ -5,6 +5,7 @@ from __future__ import annotations
 import ipaddress
 import math
 import re
+from urllib.parse import unquote
 
 
 def luhn_ok(number: str) -> bool:
@@ -198,3 +199,62 @@ _GENERIC_USERS = frozenset(
     {"user", "username", "users", "name", "me", "you", "your_name", "yourname", "shared", "public",
      "default", "all users", "guest", "runner", "$user", "<user>", "<username>", "xxx", "foo", "null", "none"}
 )  # fmt: skip
+
+
+_PLAIN_EMAIL = re.compile(r"[A-Za-z0-9._%+-]{1,64}@(?:[A-Za-z0-9-]{1,63}\.)+[A-Za-z]{2,24}")
+
+
+def _decoded(value: str) -> str:
+    """A URL-encoded value decoded (twice: ``%2540`` is a double-encoded ``@``); ``+`` stays a plus."""
+    return unquote(unquote(value))
+
+
+def _encoded_email_ok(value: str) -> bool:
+    """A percent-encoded e-mail (``orla%2Equenby%40host.net``) that decodes to a plain address."""
+    return "%" in value and _PLAIN_EMAIL.fullmatch(_decoded(value)) is not None
+
+
+def _query_username_ok(value: str) -> bool:
+    """``?user=v``: a login-shaped value (no spaces or paths), not a placeholder, template or role account.
+    A dotted value is a login here ("orla.quenby"), not the attribute chain :func:`_username_ok` rejects."""
+    v = _decoded(value)
+    if re.fullmatch(r"[\w.@+-]{3,64}", v) is None or _PLACEHOLDER.match(v):
+        return False
+    return v.lower() not in _GENERIC_USERS and v.lower() not in _ROLE_USERS
+
+
+# Role accounts and form defaults in query strings ("?user=admin"): they name no one.
+_ROLE_USERS = frozenset("admin administrator root guest anonymous anon test demo nobody true false".split())
+
+
+def _query_phone_ok(value: str) -> bool:
+    """``?phone=v``: digits and phone punctuation only (``+`` / ``%2B``, ``%20``, ``-``, ``.``, brackets),
+    7-15 digits, not one repeated digit."""
+    v = _decoded(value)
+    digits = sum(c.isdigit() for c in v)
+    shaped = re.fullmatch(r"\+?[\d() .+-]+", v) is not None
+    return shaped and 7 <= digits <= 15 and len(set(re.sub(r"\D", "", v))) >= 3
+
+
+def _query_secret_ok(value: str) -> bool:
+    """``?token=v``, ``&session=v`` and the like: >= 8 characters that look random (:func:`_token_value_ok`)."""
+    return _token_value_ok(_decoded(value))
+
+
+def _query_password_ok(value: str) -> bool:
+    """``?password=v``: >= 8 characters, no path or space, not a placeholder (:func:`_secret_value_ok`)."""
+    v = _decoded(value)
+    return len(v) >= 8 and not v.startswith("/") and " " not in v and _secret_value_ok(v)
+
+
+def _auth_value_ok(value: str) -> bool:
+    """The credential after an ``Authorization:`` scheme word (Basic, Bearer, ...): >= 8 characters, not a
+    placeholder, code reference or constant name (``TOKEN_HERE``), and not a plain word: it has letters and
+    digits, base64 padding, or mixed case over >= 16 characters."""
+    v = value.strip()
+    if len(v) < 8 or not _secret_value_ok(v) or re.fullmatch(r"[A-Z0-9]+(?:_[A-Z0-9]+)+", v):
+        return False
+    has_digit = any(c.isdigit() for c in v)
+    has_alpha = any(c.isalpha() for c in v)
+    mixed_case = any(c.islower() for c in v) and any(c.isupper() for c in v)
+    return (has_digit and has_alpha) or (has_alpha and v.endswith("=")) or (mixed_case and len(v) >= 16)
