@@ -2,8 +2,10 @@
 
 import unicodedata
 
-from curation.core.spans import ORGANIZATION, PERSON, SURPRISE, Span
-from curation.policy.identity_types import one_type_per_identity
+import pytest
+
+from curation.core.spans import ACCOUNT_ID, ORGANIZATION, PERSON, SURPRISE, Span
+from curation.policy.identity_types import misfiled_names, name_shaped, one_type_per_identity
 
 
 def _spans(text: str, *mentions: tuple[str, str, int]) -> list[Span]:
@@ -35,3 +37,52 @@ def test_ties_surprise_and_other_scopes() -> None:
     spans2 = _spans(text2, ("Hollowmere", ORGANIZATION, 0), ("Hollowmere", ORGANIZATION, 1), ("Hollowmere", PERSON, 2))
     out2, relabeled = one_type_per_identity({"c": text2}, {"c": spans2}, {"c": "s"})
     assert {s.label for s in out2["c"]} == {ORGANIZATION} and relabeled == 1  # the majority wins
+
+
+# --- misfiled names (#36): an ACCOUNT_ID made of words is a name --------------------------------------------
+MISFILED = ["ABERNATHY-STRODE", "Abernathy Strode", "ABERNATHY-STRODE CALLED", "Quillon", "O'Marra-Tevesby"]
+REAL_IDS = ["INV-20931", "AB-12345", "CUST-ORD-7781", "x9f3k2", "deadbeef", "4417002231", "QWZXRT", "ACME", "Ax"]
+
+
+@pytest.mark.parametrize("value", MISFILED)
+def test_a_name_filed_as_account_id_becomes_a_person(value: str) -> None:
+    text = f"Ticket holder: {value}; status open."
+    out, relabeled = misfiled_names({"d": text}, {"d": _spans(text, (value, ACCOUNT_ID, 0))})
+    assert [s.label for s in out["d"]] == [PERSON] and relabeled == 1
+
+
+@pytest.mark.parametrize("value", REAL_IDS)
+def test_real_account_ids_stay_account_ids(value: str) -> None:
+    text = f"Reference {value} on file."
+    out, relabeled = misfiled_names({"d": text}, {"d": _spans(text, (value, ACCOUNT_ID, 0))})
+    assert [s.label for s in out["d"]] == [ACCOUNT_ID] and relabeled == 0
+    assert not name_shaped(value)
+
+
+def test_only_account_ids_are_relabeled_and_then_vote_as_names() -> None:
+    text = "Abernathy Strode wrote. Ref Abernathy Strode, again Abernathy Strode. Strode Holdings replied."
+    spans = _spans(
+        text,
+        ("Abernathy Strode", PERSON, 0),
+        ("Abernathy Strode", ACCOUNT_ID, 1),
+        ("Abernathy Strode", ACCOUNT_ID, 2),
+        ("Strode Holdings", ORGANIZATION, 0),
+    )
+    fixed, relabeled = misfiled_names({"d": text}, {"d": spans})
+    assert relabeled == 2 and [s.label for s in fixed["d"]] == [PERSON, PERSON, PERSON, ORGANIZATION]
+    out, _ = one_type_per_identity({"d": text}, fixed, {"d": "s"})
+    assert [s.label for s in out["d"]] == [PERSON, PERSON, PERSON, ORGANIZATION]  # 2 ACCOUNT_ID votes otherwise
+
+
+def test_eval_masking_relabels_misfiled_names(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``curation eval`` (gold.masked_predictions) applies the same policy as the mask stage."""
+    from curation.evaluation import gold
+    from curation.policy.calibration import ScoredDoc
+
+    text = "Caller ABERNATHY-STRODE asked for invoice INV-20931 to be resent."
+    spans = _spans(text, ("ABERNATHY-STRODE", ACCOUNT_ID, 0), ("INV-20931", ACCOUNT_ID, 0))
+    doc = ScoredDoc("d", text, "text", None, [], spans)  # type: ignore[arg-type]
+    monkeypatch.setattr(gold, "predictions", lambda docs, calibration: {d.doc_id: list(d.detected) for d in docs})
+    _, predicted = gold.masked_predictions([doc], None)
+    labels = {text[s.start : s.end]: s.label for s in predicted["d"]}
+    assert labels == {"ABERNATHY-STRODE": PERSON, "INV-20931": ACCOUNT_ID}

@@ -13,7 +13,7 @@ from curation.core.warehouse import CORPUS, Warehouse, record_summary
 from curation.detect.combination import dropped_spans, dropped_summary, select_sources
 from curation.policy.documents import batch_documents, load_scored_docs, mask_spans_by_doc
 from curation.policy.extents import masked_whole, structured_targets
-from curation.policy.identity_types import one_type_per_identity
+from curation.policy.identity_types import misfiled_names, one_type_per_identity
 from curation.policy.masking import (
     checked_transfer,
     combine,
@@ -66,6 +66,7 @@ def mask_stage(config: CurationConfig, warehouse: Warehouse, model_key: str) -> 
     )
     scope = config.masking.propagation_scope
     identity_scope = {d: (d if scope == "document" else "*" if scope == "batch" else scope_of.get(d, d)) for d in texts}
+    masked, misfiled = misfiled_names(texts, masked)
     masked, relabeled = one_type_per_identity(texts, masked, identity_scope)
     masked = {doc_id: masked_whole(texts[doc_id], spans, targets.get(doc_id, [])) for doc_id, spans in masked.items()}
     rows = [
@@ -95,6 +96,7 @@ def mask_stage(config: CurationConfig, warehouse: Warehouse, model_key: str) -> 
         "automatic_recall_on_supplied_labels": automatic_recall,
         "supplied_labels_masked": config.masking.mask_supplied_labels,
         "name_variants": identities.to_dict(),
+        "relabeled_misfiled_names": misfiled,
         "relabeled_one_type_per_identity": relabeled,
         "by_source": _count(frame, "source"),
         "by_label": _count(frame, "label"),
