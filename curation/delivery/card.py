@@ -324,8 +324,20 @@ def _tagger(info: CardInfo) -> str:
             f"\nDetector combination chosen on the calibration split for domain `{t.get('domain')}`: "
             f"`{'+'.join(t['detector_combination'])}`.\n"
         )
+    out += _recognizers(t.get("detector_recognizers"))
     out += _dropped(t.get("dropped_by_combination"))
     return out
+
+
+def _recognizers(rows: list[Mapping[str, Any]] | None) -> str:
+    """Each rule recognizer kept or dropped on the calibration labels, with its counts (never values):
+    an exact-format one (e-mail, phone, URL, ...) is kept on its own when its family is left out."""
+    if not rows:
+        return ""
+    columns = ("recognizer", "label", "spans", "hits", "collateral_chars", "kept", "reason")
+    return "\nRule recognizers on the calibration labels (spans; hits: spans mostly inside a label):\n\n" + _table(
+        [{c: row.get(c) for c in columns} for row in rows]
+    )
 
 
 def _dropped(dropped: Mapping[str, Any] | None) -> str:

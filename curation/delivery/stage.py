@@ -98,6 +98,7 @@ def card_info(
         tagger={
             **{k: v for k, v in stage_summary(warehouse, CALIBRATION_BATCH, "pii_tagger").items() if k != "enabled"},
             "detector_combination": summary.get("detector_combination"),
+            "detector_recognizers": summary.get("detector_recognizers"),
             "dropped_by_combination": mask_summary.get("dropped_by_combination"),
         }
         if config.tagger.enabled

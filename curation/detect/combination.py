@@ -8,10 +8,12 @@ where the tagger's own spans come from heads that did not train on those documen
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import numpy as np
 
+from curation.core.identifiers import STRUCTURED_LABELS
 from curation.core.spans import Span, char_mask, merge
 from curation.policy.calibration import Metrics, bootstrap_metrics, doc_counts
 
@@ -39,6 +41,28 @@ COMBINATIONS: tuple[tuple[str, ...], ...] = (
 )
 CONFIRMED_BY_TAGGER = {CONFIRMED: CREDSWEEPER, RULES_CONFIRMED: RULES}
 
+# Per-label rule elements (``rules[EMAIL_ADDRESS]``): the rule spans of one exact-format label, kept on their
+# own when the family combination chosen leaves the rules out (``choose_detectors``).
+_LABEL_ELEMENT = re.compile(r"^rules\[([A-Z_]+)\]$")
+# A span counts as a hit when at least this share of its characters is labeled private.
+HIT_SHARE = 0.5
+# The prior for an exact-format label's precision on a new domain, in spans (Beta(9, 1): precision 0.9
+# over ten pseudo-spans, below what these validated patterns score on the bundled sets): with few labels
+# the prior keeps the recognizer; a domain's own misses outweigh it after a handful of spans.
+PRIOR_HITS, PRIOR_MISSES = 9.0, 1.0
+# Kept when the posterior mean precision is at least this: a kept span is more often private than not.
+KEEP_PRECISION = 0.5
+
+
+def label_element(label: str) -> str:
+    return f"rules[{label}]"
+
+
+def element_label(name: str) -> str | None:
+    """The label of a per-label rule element, None for a family element."""
+    m = _LABEL_ELEMENT.match(name)
+    return m.group(1) if m else None
+
 
 def source_family(source: str) -> str:
     if source == TAGGER:
@@ -56,13 +80,17 @@ def select_sources(text_len: int, spans: Sequence[Span], combination: Sequence[s
         by_family[source_family(span.source)].append(span)
     kept: list[Span] = []
     for name in combination:
-        if name in CONFIRMED_BY_TAGGER:
+        label = element_label(name)
+        if label is not None:
+            kept += [s for s in by_family[RULES] if s.label == label]
+        elif name in CONFIRMED_BY_TAGGER:
             tagged = np.array(char_mask(by_family[TAGGER], text_len), dtype=bool)
             family = by_family[CONFIRMED_BY_TAGGER[name]]
             kept += [s for s in family if s.length and tagged[s.start : s.end].mean() >= AGREEMENT]
         else:
             kept += by_family[name]
-    return sorted(kept, key=lambda s: (s.start, s.end))
+    unique = {(s.start, s.end, s.label, s.source): s for s in kept}  # a span two elements keep, once
+    return sorted(unique.values(), key=lambda s: (s.start, s.end))
 
 
 def dropped_spans(text_len: int, spans: Sequence[Span], masked: Sequence[Span], covered: float = 0.5) -> list[Span]:
@@ -146,3 +174,110 @@ def rounded_metrics(m: Metrics) -> dict:
 
 def merged(spans: Sequence[Span]) -> list[Span]:
     return merge(spans)
+
+
+def recognizer_counts(docs: Sequence) -> dict[tuple[str, str], dict]:
+    """Per rule recognizer (source) and label on labeled docs: spans, hits (spans with >= HIT_SHARE of their
+    characters labeled private), characters, and characters outside the labels (collateral). Counts only."""
+    counts: dict[tuple[str, str], dict] = {}
+    for doc in docs:
+        gold = np.array(char_mask(doc.gold, len(doc.text)), dtype=bool)
+        for span in doc.detected:
+            if source_family(span.source or "") != RULES or not span.length:
+                continue
+            row = counts.setdefault(
+                (span.source or "", span.label), {"spans": 0, "hits": 0, "chars": 0, "collateral_chars": 0}
+            )
+            inside = int(gold[span.start : span.end].sum())
+            row["spans"] += 1
+            row["hits"] += int(inside >= HIT_SHARE * span.length)
+            row["chars"] += span.length
+            row["collateral_chars"] += span.length - inside
+    return counts
+
+
+def posterior_precision(hits: int, spans: int) -> float:
+    """The mean of the Beta(PRIOR_HITS + hits, PRIOR_MISSES + misses) posterior of a span being private."""
+    return (PRIOR_HITS + hits) / (PRIOR_HITS + PRIOR_MISSES + spans)
+
+
+def choose_detectors(
+    docs: Sequence, combinations=COMBINATIONS, collateral_budget: float | None = None
+) -> tuple[tuple[str, ...], list[dict], list[dict]]:
+    """(combination, the family table of :func:`choose_combination`, one row per rule recognizer and label).
+
+    The family choice weighs the rules as one family: on a domain where the broad recognizers fire on text
+    its labels call public, the family loses to the tagger and the exact e-mail, phone and URL patterns
+    are thrown away with it, though each of them alone would have masked its values whole. So after the
+    family choice, each exact-format label (``STRUCTURED_LABELS``) the combination leaves out is measured on
+    its own: its rule spans are kept (``rules[LABEL]`` appended) unless their posterior precision on the
+    domain's labels (a Beta prior that trusts validated patterns, updated with the domain's own hits and
+    misses) is below KEEP_PRECISION, or adding them would take the collateral above both the family
+    choice's and the budget. Every recognizer is listed, kept or dropped, with its counts and the reason."""
+    family, table = choose_combination(docs, combinations, collateral_budget)
+    counts = recognizer_counts(docs)
+    rules_in = RULES in family
+    by_label: dict[str, list[int]] = {}
+    for (_, label), row in counts.items():
+        agg = by_label.setdefault(label, [0, 0])
+        agg[0] += row["hits"]
+        agg[1] += row["spans"]
+    added: list[str] = []
+    reasons: dict[str, str] = {}
+    if not rules_in:
+        base_fpr = _pooled_fpr(docs, family)
+        for label in sorted(STRUCTURED_LABELS & set(by_label)):
+            hits, spans = by_label[label]
+            if posterior_precision(hits, spans) < KEEP_PRECISION:
+                reasons[label] = "dropped: precision on the domain's labels below the bar"
+                continue
+            fpr = _pooled_fpr(docs, (*family, *added, label_element(label)))
+            if fpr > base_fpr + 1e-12 and (collateral_budget is None or fpr > collateral_budget):
+                reasons[label] = "dropped: collateral above the budget"
+                continue
+            added.append(label_element(label))
+            reasons[label] = "kept: exact format, precision on the domain's labels holds"
+    rows = []
+    for (source, label), row in sorted(counts.items()):
+        if rules_in:
+            reason = "kept: the rules family is in the combination"
+        elif label in reasons:
+            reason = reasons[label]
+        else:
+            reason = "dropped: with the rules family (not an exact-format label)"
+        hits, spans = by_label[label]
+        rows.append(
+            {
+                "recognizer": source,
+                "label": label,
+                **row,
+                "precision": round(row["hits"] / row["spans"], 4) if row["spans"] else None,
+                "label_posterior_precision": round(posterior_precision(hits, spans), 4)
+                if label in STRUCTURED_LABELS
+                else None,
+                "kept": reason.startswith("kept"),
+                "reason": reason,
+            }
+        )
+    return (*family, *added), table, rows
+
+
+def _pooled_fpr(docs: Sequence, combination: Sequence[str]) -> float:
+    fp = neg = 0
+    for doc in docs:
+        gold = np.array(char_mask(doc.gold, len(doc.text)), dtype=bool)
+        pred = np.array(char_mask(select_sources(len(doc.text), doc.detected, combination), len(doc.text)), bool)
+        fp += int((pred & ~gold).sum())
+        neg += int((~gold).sum())
+    return fp / neg if neg else 0.0
+
+
+def recognizer_summary(rows: Sequence[dict]) -> dict:
+    """Kept and dropped recognizers by label, counts only: what the card and the metrics file show."""
+    out: dict[str, dict] = {}
+    for row in rows:
+        entry = out.setdefault(row["label"], {"kept": [], "dropped": [], "spans": 0, "hits": 0})
+        entry["kept" if row["kept"] else "dropped"].append(row["recognizer"])
+        entry["spans"] += row["spans"]
+        entry["hits"] += row["hits"]
+    return dict(sorted(out.items()))

@@ -19,7 +19,7 @@ import numpy as np
 from curation.core.config import MaskingConfig, bundled
 from curation.core.spans import Span, char_mask
 from curation.core.warehouse import Warehouse, load_token_scores, sha256_text
-from curation.detect.combination import choose_combination, select_sources
+from curation.detect.combination import choose_detectors, recognizer_summary, select_sources
 from curation.detect.credsweeper import credsweeper_spans
 from curation.labels.sets import LabeledRecord, load_labeled
 from curation.policy.calibration import (
@@ -34,7 +34,7 @@ from curation.policy.calibration import (
     pooled,
 )
 from curation.policy.extents import masked_whole, structured_targets
-from curation.policy.identity_types import one_type_per_identity
+from curation.policy.identity_types import misfiled_names, one_type_per_identity
 from curation.policy.masking import combine, surprise_added_fraction, surprise_spans, transfer_check
 from curation.policy.propagation import propagate_mentions
 from curation.score.pending import score_missing
@@ -327,8 +327,12 @@ def calibrated_signals(calibrate_on: Path | str | Sequence[str | Path] | None = 
             doc.detected = doc.detected + found
     per_domain = {}
     for name, docs in val_docs.items():
-        combination, table = choose_combination(docs, collateral_budget=settings.collateral_budget)
-        per_domain[name] = {"detector_combination": "+".join(combination), "calibration_combinations": table}
+        combination, table, recognizers = choose_detectors(docs, collateral_budget=settings.collateral_budget)
+        per_domain[name] = {
+            "detector_combination": "+".join(combination),
+            "calibration_combinations": table,
+            "calibration_recognizers": recognizers,
+        }
     return CalibratedSignals(
         specs, scorer, warehouse, cache, suite, head, thresholds, val_docs, per_domain, tagger_summary
     )
@@ -401,6 +405,7 @@ def masked_predictions(
         scope="document",
         min_chars=MaskingConfig().min_propagation_chars,
     )
+    predicted, _ = misfiled_names(texts_of, predicted)
     predicted, _ = one_type_per_identity(texts_of, predicted, {d: d for d in texts_of})
     predicted = {doc_id: masked_whole(texts_of[doc_id], spans, targets[doc_id]) for doc_id, spans in predicted.items()}
     return selected, predicted
@@ -476,6 +481,7 @@ def run_eval(
             "domain": domain,
             "records": len(gold_docs),
             "detector_combination": "+".join(combination),
+            "recognizers": recognizer_summary(signals.per_domain[domain]["calibration_recognizers"]),
             "policy": chosen.policy,
             "policy_rule": policy_rule,
             "surprise_transfer": transfer,

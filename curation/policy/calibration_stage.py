@@ -13,7 +13,7 @@ import polars as pl
 
 from curation.core.config import CurationConfig
 from curation.core.warehouse import VALIDATION, Warehouse
-from curation.detect.combination import choose_combination, select_sources
+from curation.detect.combination import choose_detectors, select_sources
 from curation.policy.calibration import (
     Calibration,
     calibrate,
@@ -48,7 +48,9 @@ def calibrate_stage(config: CurationConfig, warehouse: Warehouse, model_key: str
         return CalibrationOutcome(stored["calibration_id"][0], json.loads(stored["summary"][0]), reused=True)
     calib_docs = load_scored_docs(warehouse, model_key, VALIDATION, split="calibration")
     heldout_docs = load_scored_docs(warehouse, model_key, VALIDATION, split="heldout")
-    combination, combinations = choose_combination(calib_docs, collateral_budget=config.calibration.collateral_budget)
+    combination, combinations, recognizers = choose_detectors(
+        calib_docs, collateral_budget=config.calibration.collateral_budget
+    )
     for doc in calib_docs + heldout_docs:
         doc.detected = select_sources(len(doc.text), doc.detected, combination)
     cfg = config.calibration
@@ -73,6 +75,7 @@ def calibrate_stage(config: CurationConfig, warehouse: Warehouse, model_key: str
         "domain": config.calibration_domain,
         "detector_combination": list(combination),
         "detector_combinations": combinations,
+        "detector_recognizers": recognizers,
         # what the surprise part masks beyond the detectors on the calibration documents: the label-free
         # yardstick each batch's masking compares its own against (masking.surprise_transfer)
         "surprise_added_fraction": round(surprise_added_fraction(calib_docs, calibration), 6),
