@@ -95,3 +95,24 @@ def test_label_elements_select_only_their_labels_rule_spans_once():
     assert len(kept) == len({(s.start, s.end, s.label, s.source) for s in kept})
     only = select_sources(len(doc.text), doc.detected, (label_element("EMAIL_ADDRESS"),))
     assert [s.source for s in only] == ["pattern:email"]
+
+
+def test_the_card_lists_each_recognizer_kept_or_dropped_with_counts_and_no_values():
+    from curation.delivery.card import _recognizers
+
+    docs = _cv_docs()
+    _, _, rows = choose_detectors(docs, collateral_budget=0.05)
+    text = _recognizers(rows)
+    assert "| pattern:email | EMAIL_ADDRESS | 12 | 12 |" in text
+    assert "pattern:org_suffix" in text and "dropped" in text
+    assert not any(value in text for value in ("brightmail", "Quenby", "Northwind"))
+
+
+def test_rules_the_tagger_backs_are_listed_as_kept_that_way():
+    from curation.detect.combination import RULES_CONFIRMED
+
+    docs = _cv_docs()
+    combination, _, rows = choose_detectors(docs, combinations=((TAGGER, RULES_CONFIRMED),), collateral_budget=0.05)
+    assert combination[:2] == (TAGGER, RULES_CONFIRMED)
+    person = next(r for r in rows if r["recognizer"] == "presidio:SpacyRecognizer")
+    assert person["kept"] and "tagger backs" in person["reason"]

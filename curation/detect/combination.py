@@ -237,12 +237,21 @@ def choose_detectors(
                 continue
             added.append(label_element(label))
             reasons[label] = "kept: exact format, precision on the domain's labels holds"
+    backed: dict[tuple[str, str], int] = {}
+    if RULES_CONFIRMED in family:
+        for doc in docs:
+            for span in select_sources(len(doc.text), doc.detected, (RULES_CONFIRMED,)):
+                backed[(span.source or "", span.label)] = backed.get((span.source or "", span.label), 0) + 1
     rows = []
     for (source, label), row in sorted(counts.items()):
         if rules_in:
             reason = "kept: the rules family is in the combination"
-        elif label in reasons:
+        elif label in reasons and (reasons[label].startswith("kept") or RULES_CONFIRMED not in family):
             reason = reasons[label]
+        elif RULES_CONFIRMED in family and backed.get((source, label)):
+            reason = f"kept where the tagger backs it (rules&tagger): {backed[(source, label)]} spans"
+        elif RULES_CONFIRMED in family:
+            reason = "dropped: the tagger backs none of its spans (rules&tagger)"
         else:
             reason = "dropped: with the rules family (not an exact-format label)"
         hits, spans = by_label[label]
