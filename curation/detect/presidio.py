@@ -13,6 +13,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from curation.core.casing import case_view
 from curation.core.spans import DATE_TIME, LOCATION, NRP, ORGANIZATION, PERSON, Span
 from curation.detect.base import CODE_KINDS, DetectorError
 from curation.detect.ner import _chunks, _clean_ner, _comment_name_ok, _comments, _truecase
@@ -148,7 +149,8 @@ def presidio_spans(
     score_threshold: float,
     threshold_for: Callable[[str], float],
 ) -> list[list[Span]]:
-    """Presidio spans per text: comment runs only on code kinds, true-cased chunks elsewhere; NER output
+    """Presidio spans per text: comment runs only on code kinds, true-cased chunks elsewhere (shouted lines
+    as their case view, capital runs in mixed case title-cased); NER output
     cleaned, public URLs dropped, entities below their label's threshold dropped."""
     pieces: list[tuple[int, int, str]] = []  # (text index, offset, chunk)
     for i, text in enumerate(texts):
@@ -156,7 +158,7 @@ def presidio_spans(
             pieces.extend((i, offset, chunk) for offset, chunk in _comments(text) if chunk.strip())
         else:
             parts = _chunks(text, chunk_chars)
-            pieces.extend((i, offset, _truecase(chunk)) for offset, chunk in parts if chunk.strip())
+            pieces.extend((i, offset, _truecase(case_view(chunk))) for offset, chunk in parts if chunk.strip())
     results: list[list[Span]] = [[] for _ in texts]
     failure = None
     try:

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from curation.core.casing import CASE_VIEW_VERSION
 from curation.core.config import CurationConfig, DetectorSettings
 from curation.core.spans import CREDIT_CARD, SECRET, Span, subtract
 from curation.core.textnorm import for_matching
@@ -263,6 +264,7 @@ class DetectorSuite:
         }
         if self.config.use_presidio:
             out["spacy_model"] = _spacy_model_version(self.config.spacy_model)
+            out["case_view"] = CASE_VIEW_VERSION  # NER reads shouted lines true-cased
         if self.config.use_credsweeper:
             out["credsweeper"] = _package_version("credsweeper")
         if self.config.excluded_families:

