@@ -42,6 +42,7 @@ def test_spelling_follows_the_lexicon_and_keeps_acronyms() -> None:
     assert spelled("SSN", sentence_start=False) == "SSN"  # unknown and short: an acronym
     assert spelled("VALDEMARSSON", sentence_start=False) == "Valdemarsson"  # unknown: a name
     assert spelled("Mixed", sentence_start=False) == "Mixed"
+    assert spelled("SOOOOO", sentence_start=False) == "sooooo"  # drawn out, not a name
     assert shouted("THE FACTS") and not shouted("The FACTS of the case")
 
 

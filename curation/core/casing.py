@@ -6,7 +6,7 @@ reference model finds a shouted common word as surprising as a name, and the tag
 case. The view spells each word of such a line as the reference model's tokenizer sees it most often
 (``curation/data/word_case.tsv``, made by ``scripts/casing_lexicon.py``): "Note: Mr. John Smith called
 about the invoice". A word the lexicon does not know is read as a name (capitalised), unless it is at most
-three letters (an acronym: "SSN"). Lines in mixed case are left as they are.
+three letters (an acronym: "SSN") or drawn out ("ROOOOAD"). Lines in mixed case are left as they are.
 
 The view has the original's length and offsets (a word whose case map changes its length keeps its
 spelling), so a span found in the view is the same span of the text; detection reads the view, the
@@ -22,6 +22,7 @@ from importlib import resources
 CASE_VIEW_VERSION = "shouted-lines-1"
 
 _WORD = re.compile(r"(?<![\w'’])[^\W\d_]+(?![\w])")
+_ELONGATED = re.compile(r"(.)\1\1")  # "ROOOOAD", "SHIIIIT": a drawn-out word, not a name
 _SENTENCE_END = re.compile(r"[.!?:;]\s*$")
 _MIN_SHOUTED_WORDS = 2  # words of two or more letters, all capitals
 # two capital words apart by spaces: prose, not ``PASSWORD=HUNTERTWO`` or a base64 value
@@ -57,7 +58,7 @@ def spelled(word: str, sentence_start: bool) -> str:
         return word
     form = _lexicon().get(word.lower())
     if form is None:
-        form = "u" if len(word) <= 3 else "t"
+        form = "u" if len(word) <= 3 else "l" if _ELONGATED.search(word) else "t"
     if form == "l" and sentence_start:
         form = "t"
     result = word.lower() if form == "l" else word.title() if form == "t" else word
