@@ -544,3 +544,33 @@ def test_excluding_every_presidio_recognizer_runs_no_presidio() -> None:
     config = DetectorConfig(excluded_families=detectors.PRESIDIO_RECOGNIZERS)
     text = "Yesterday Barack Obama flew from Chicago to Paris."
     assert not [s for s in DetectorSuite(config).detect([text])[0] if s.source.startswith("presidio:")]
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "github.com/ilse-vortmann",
+        "https://github.com/ivortmann",
+        "linkedin.com/in/ilsevortmann",
+        "https://www.linkedin.com/in/ilse-vortmann-4821/",
+        "behance.net/ilsevortmann",
+        "x.com/ilse_vortmann",
+        "https://medium.com/@ilsev",
+    ],
+)
+def test_profile_urls_without_a_scheme_are_found_whole(rules_only: DetectorSuite, value: str) -> None:
+    """A profile page names its owner; CVs write it without a scheme, and the host is a public one (#42)."""
+    text = f"Portfolio: {value} | Phone on request"
+    assert _find(rules_only.detect([text])[0], text, value).label == URL
+
+
+@pytest.mark.parametrize(
+    "text", ["Fork https://github.com/psf/black first.", "See github.com/features for more.", "x.com/home"]
+)
+def test_repository_and_site_pages_are_not_profiles(rules_only: DetectorSuite, text: str) -> None:
+    assert not any(s.source.startswith("pattern:profile_url") for s in rules_only.detect([text])[0])
+
+
+def test_profile_urls_are_prose_only(rules_only: DetectorSuite) -> None:
+    code = 'HOMEPAGE = "github.com/ilse-vortmann"  # maintainer\n'
+    assert not any("profile_url" in s.source for s in rules_only.detect([code], kinds=["code"])[0])

@@ -30,6 +30,7 @@ from curation.detect.validators import (
     _ipv4_ok,
     _ipv6_ok,
     _private_url,
+    _profile_handle_ok,
     _query_phone_ok,
     _query_username_ok,
     _ssn_ok,
@@ -192,6 +193,23 @@ PII_RULES: tuple[Rule, ...] = (
         0.6,
         _TIER_PATTERN,
         _private_url,
+    ),
+    # A profile page on a social or code-hosting site names one person: "github.com/handle",
+    # "linkedin.com/in/handle", with or without a scheme (CVs and signatures drop it). Only a single handle
+    # segment: "github.com/org/repo" (code's everyday link) is not a profile. Prose only.
+    Rule(
+        "profile_url",
+        URL,
+        _c(
+            r"(?i)(?<![\w./@-])(?:https?://)?(?:www\.)?(?:linkedin\.com/(?:in|pub)/|(?:github|gitlab)\.com/"
+            r"|bitbucket\.org/|behance\.net/|dribbble\.com/|(?:twitter|x|instagram|facebook|threads)\.(?:com|net)/"
+            r"|(?:medium|tiktok|youtube)\.com/@|kaggle\.com/|stackoverflow\.com/users/\d+/)"
+            r"(?P<handle>[a-z0-9][a-z0-9._-]{0,60})/?(?![\w/-])"
+        ),
+        0.6,
+        _TIER_PATTERN,
+        _profile_handle_ok,
+        prose_only=True,
     ),
     Rule(
         "home_path_user",

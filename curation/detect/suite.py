@@ -33,7 +33,7 @@ from curation.detect.titles import _find_titles
 log = logging.getLogger(__name__)
 
 # Bump whenever a rule, mapping or default threshold changes: it goes into the dataset card.
-RULESET_VERSION = "2026.12-3"
+RULESET_VERSION = "2026.12-4"
 
 # Detector families by what they detect: rule names (``Rule.name``) and the finders without a Rule
 # (street_address, address_block, nrp, job_title, phone).  Presidio recognizers are families of their
@@ -63,7 +63,7 @@ RULE_FAMILIES: dict[str, frozenset[str]] = {
         "iban": "iban",
         "ip_address": "ipv4 ipv6",
         "us_ssn": "us_ssn",
-        "url": "url",
+        "url": "url profile_url",
         "account_ids": "prefixed_id generic_prefixed_id labeled_id",
         "dates": "datetime",
         "ages": "age",

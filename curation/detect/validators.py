@@ -172,6 +172,20 @@ def _private_url(value: str) -> bool:
     return not any(".".join(parts[i:]) in PUBLIC_HOSTS for i in range(len(parts)))
 
 
+# Site pages that share a profile URL's shape ("github.com/features", "x.com/home"): nobody's profile.
+_SITE_PAGES = frozenset(
+    "about features pricing login signup join explore topics trending marketplace settings notifications "
+    "home search orgs organizations enterprise sponsors security contact help support careers jobs blog "
+    "docs terms privacy policies legal apps collections events new search share intent hashtag i".split()
+)
+
+
+def _profile_handle_ok(value: str) -> bool:
+    """A profile URL's handle (its last segment) is not a page of the site itself."""
+    handle = value.rstrip("/").rsplit("/", 1)[-1].lstrip("@").lower()
+    return len(handle) >= 2 and handle not in _SITE_PAGES
+
+
 _NOT_USERNAMES = frozenset(
     "the a an your my not and or same different correct wrong case required invalid taken available empty "
     "missing blank incorrect changed locked disabled still also now just already there here this that it "
