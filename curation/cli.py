@@ -16,6 +16,10 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+# calibration.objective's values (policy.calibration.OBJECTIVES; a test keeps the two equal), listed here so
+# building the parser imports nothing heavy
+OBJECTIVE_CHOICES = ("f1", "f2", "recall_at_budget", "max_f1", "max_tpr_at_fpr", "min_fpr_at_tpr")
+
 if TYPE_CHECKING:
     from curation.views.vault import KeyInfo
 
@@ -280,6 +284,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             warehouse_path=Path(args.warehouse) if args.warehouse else None,
             scoring=scoring,
             collateral_budget=args.collateral_budget,
+            objective=args.objective,
             use_tagger=not args.no_tagger,
             public_sets=not args.no_public_sets,
             label_map=label_map,
@@ -585,6 +590,13 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         default=0.03,
         help="highest character FPR an operating point may have on the calibration data (default 0.03)",
+    )
+    ev.add_argument(
+        "--objective",
+        choices=OBJECTIVE_CHOICES,
+        default="f1",
+        help="what calibration maximises within the budget (calibration.objective): f1, f2, or recall_at_budget "
+        "(the most recall whose collateral's 95%% upper bound over documents is within the budget)",
     )
     ev.set_defaults(func=cmd_eval)
     add_label_parser(sub)

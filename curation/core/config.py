@@ -27,7 +27,9 @@ PUBLIC_SETS = (("synthetic_pii", "presidio_synth.jsonl"), ("court", "tab_echr.js
 
 @dataclass(frozen=True)
 class CalibrationConfig:
-    objective: str = "max_f1"  # max_f1 | max_tpr_at_fpr | min_fpr_at_tpr
+    # f1 | f2 | recall_at_budget (the most recall whose collateral's 95% upper bound over documents is within
+    # collateral_budget); max_f1 (= f1), max_tpr_at_fpr and min_fpr_at_tpr are accepted too
+    objective: str = "f1"
     collateral_budget: float = 0.03
     coverage_target: float = 0.9
     policies: tuple[str, ...] = ("detectors", "surprise", "union", "residual")

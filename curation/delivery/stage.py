@@ -71,6 +71,11 @@ def card_info(
             "per_kind_thresholds": {k: finite_or_none(v) for k, v in applied.per_kind_thresholds.items()},
             "objective": config.calibration.objective,
             "collateral_budget": config.calibration.collateral_budget,
+            **(
+                {"objective_bought": _objective_line(summary["operating_point"], config.calibration.collateral_budget)}
+                if summary.get("operating_point")
+                else {}
+            ),
             **({"policy_rule": _policy_rule_line(summary["policy_rule"])} if summary.get("policy_rule") else {}),
             **(
                 {"surprise_transfer": _transfer_line(mask_summary["surprise_transfer"])}
@@ -121,6 +126,16 @@ def _transfer_line(transfer: dict) -> str:
         f"did not hold, so {transfer['calibrated_policy']} fell back to {transfer['applied_policy']}: {measured}; "
         "label documents of this batch (`curation label export`) to calibrate on text like it"
     )
+
+
+def _objective_line(point: dict, budget: float) -> str:
+    """What the calibration objective bought on the calibration labels, with the collateral bound it held."""
+    line = f"recall {point.get('tpr', 0):.3f} at collateral {point.get('fpr', 0):.4f} on the calibration labels"
+    if point.get("fpr_upper") is not None:
+        line += f" (95% upper bound over documents {point['fpr_upper']:.4f}, budget {budget})"
+    else:
+        line += f" (measured, budget {budget})"
+    return line
 
 
 def _policy_rule_line(rule: dict) -> str:

@@ -15,7 +15,7 @@ import numpy as np
 
 from curation.core.identifiers import STRUCTURED_LABELS
 from curation.core.spans import Span, char_mask, merge
-from curation.policy.calibration import Metrics, bootstrap_metrics, doc_counts
+from curation.policy.calibration import Metrics, bootstrap_metrics, canonical_objective, doc_counts, upper_bound
 
 TAGGER = "tagger"
 CREDSWEEPER = "credsweeper"
@@ -117,7 +117,7 @@ def dropped_summary(dropped: Sequence[Span]) -> dict:
 
 
 def choose_combination(
-    docs: Sequence, combinations=COMBINATIONS, collateral_budget: float | None = None
+    docs: Sequence, combinations=COMBINATIONS, collateral_budget: float | None = None, objective: str = "f1"
 ) -> tuple[tuple[str, ...], list[dict]]:
     """The detector combination for labeled docs (ScoredDoc-like: text, gold, detected), by a one-standard-
     error rule: among the combinations whose pooled character F1 is within one bootstrap standard error
@@ -125,7 +125,12 @@ def choose_combination(
     and whose collateral is within one such error of the best's or within ``collateral_budget`` (the
     calibration's acceptable collateral), the one that finds the most (recall); ties go to the earlier
     (simpler) combination. On a small validation set the best F1 alone picked "rules" over a tagger that
-    found more at the same collateral: within the noise, the stronger signal is kept."""
+    found more at the same collateral: within the noise, the stronger signal is kept.
+
+    ``objective`` f2 runs the same rule on F2; recall_at_budget keeps the combination that finds the most
+    among those whose collateral's upper bound over document resamples is within the budget (the least
+    bounded collateral when none is)."""
+    objective = canonical_objective(objective)
     table, measured = [], []
     golds = [np.array(char_mask(d.gold, len(d.text)), bool) for d in docs]
     present = {source_family(s.source) for d in docs for s in d.detected}
@@ -139,25 +144,32 @@ def choose_combination(
         counts = np.array([doc_counts(p, g) for p, g in zip(preds, golds, strict=True)]).reshape(-1, 4)
         tp, fp, pos, neg = (int(v) for v in counts.sum(axis=0)) if len(counts) else (0, 0, 0, 0)
         metrics = Metrics.from_counts(tp, fp, pos, neg)
-        measured.append((combination, metrics, bootstrap_metrics(counts)))
-        table.append({"combination": "+".join(combination), **rounded_metrics(metrics)})
+        boot = bootstrap_metrics(counts)
+        measured.append((combination, metrics, boot))
+        row = {"combination": "+".join(combination), **rounded_metrics(metrics)}
+        if objective == "recall_at_budget":
+            row["fpr_upper"] = round(upper_bound(boot["fpr"], metrics.fpr), 4)
+        table.append(row)
     if not measured:
         return (RULES,), table
-    best_f1 = max(m.f1 for _, m, _ in measured)
-    best = next(item for item in measured if item[1].f1 >= best_f1 - 1e-9)
+    if objective == "recall_at_budget":
+        return _recall_at_budget_choice(measured, table, 0.03 if collateral_budget is None else collateral_budget)
+    key = "f2" if objective == "f2" else "f1"
+    best_f1 = max(getattr(m, key) for _, m, _ in measured)
+    best = next(item for item in measured if getattr(item[1], key) >= best_f1 - 1e-9)
 
     def indistinguishable(item) -> bool:
         """Paired differences over the same document resamples: F1 no more than one standard error below
         the best's, collateral no more than one standard error above it."""
         if item is best:
             return True
-        d_f1, d_fpr = item[2]["f1"] - best[2]["f1"], item[2]["fpr"] - best[2]["fpr"]
+        d_f1, d_fpr = item[2][key] - best[2][key], item[2]["fpr"] - best[2]["fpr"]
         se_f1 = float(np.std(d_f1)) if len(d_f1) else 0.0
         se_fpr = float(np.std(d_fpr)) if len(d_fpr) else 0.0
         collateral_ok = item[1].fpr <= best[1].fpr + se_fpr + 1e-12 or (
             collateral_budget is not None and item[1].fpr <= collateral_budget
         )
-        return item[1].f1 >= best_f1 - se_f1 - 1e-9 and collateral_ok
+        return getattr(item[1], key) >= best_f1 - se_f1 - 1e-9 and collateral_ok
 
     eligible = [i for i, item in enumerate(measured) if indistinguishable(item)]
     chosen = measured[max(eligible, key=lambda i: (measured[i][1].tpr, -i))]
@@ -166,6 +178,20 @@ def choose_combination(
         row["best_f1"] = combination == best[0]
         row["chosen"] = combination == chosen[0]
     return chosen[0], table
+
+
+def _recall_at_budget_choice(measured: list, table: list[dict], budget: float) -> tuple[tuple[str, ...], list[dict]]:
+    """The combination with the most recall whose collateral bound is within ``budget`` (ties: the simpler)."""
+    uppers = [upper_bound(boot["fpr"], m.fpr) for _, m, boot in measured]
+    eligible = [i for i, u in enumerate(uppers) if u <= budget]
+    if eligible:
+        pick = max(eligible, key=lambda i: (measured[i][1].tpr, -i))
+    else:
+        pick = min(range(len(measured)), key=lambda i: (uppers[i], i))
+    for i, row in enumerate(table):
+        row["within_budget_bound"] = i in eligible
+        row["chosen"] = i == pick
+    return measured[pick][0], table
 
 
 def rounded_metrics(m: Metrics) -> dict:
@@ -202,7 +228,7 @@ def posterior_precision(hits: int, spans: int) -> float:
 
 
 def choose_detectors(
-    docs: Sequence, combinations=COMBINATIONS, collateral_budget: float | None = None
+    docs: Sequence, combinations=COMBINATIONS, collateral_budget: float | None = None, objective: str = "f1"
 ) -> tuple[tuple[str, ...], list[dict], list[dict]]:
     """(combination, the family table of :func:`choose_combination`, one row per rule recognizer and label).
 
@@ -214,7 +240,7 @@ def choose_detectors(
     domain's labels (a Beta prior that trusts validated patterns, updated with the domain's own hits and
     misses) is below KEEP_PRECISION, or adding them would take the collateral above both the family
     choice's and the budget. Every recognizer is listed, kept or dropped, with its counts and the reason."""
-    family, table = choose_combination(docs, combinations, collateral_budget)
+    family, table = choose_combination(docs, combinations, collateral_budget, objective)
     counts = recognizer_counts(docs)
     rules_in = RULES in family
     by_label: dict[str, list[int]] = {}

@@ -28,6 +28,7 @@ from curation.policy.calibration import (
     ScoredDoc,
     auroc,
     calibrate,
+    canonical_objective,
     char_metrics,
     evaluate,
     finite_or_none,
@@ -183,6 +184,7 @@ class SignalSettings:
     label_map: Mapping[str, str] | None = None
     detector_suite: DetectorSuite | None = None
     collateral_budget: float = 0.03
+    objective: str = "f1"  # calibration.objective: f1 | f2 | recall_at_budget (policy.calibration.OBJECTIVES)
     train_on: Sequence[str | Path] | None = None
     progress: Callable[[str], None] = _log
 
@@ -327,7 +329,9 @@ def calibrated_signals(calibrate_on: Path | str | Sequence[str | Path] | None = 
             doc.detected = doc.detected + found
     per_domain = {}
     for name, docs in val_docs.items():
-        combination, table, recognizers = choose_detectors(docs, collateral_budget=settings.collateral_budget)
+        combination, table, recognizers = choose_detectors(
+            docs, collateral_budget=settings.collateral_budget, objective=settings.objective
+        )
         per_domain[name] = {
             "detector_combination": "+".join(combination),
             "calibration_combinations": table,
@@ -338,14 +342,35 @@ def calibrated_signals(calibrate_on: Path | str | Sequence[str | Path] | None = 
     )
 
 
+def objective_record(objective: str, budget: float, point) -> dict:
+    """What the calibration objective bought, on the calibration labels: the card's and eval's statement."""
+    record = {
+        "name": canonical_objective(objective),
+        "collateral_budget": budget,
+        "calibration_recall": round(point.metrics.tpr, 4),
+        "calibration_fpr": round(point.metrics.fpr, 4),
+    }
+    if point.fpr_upper is not None:
+        record["calibration_fpr_upper_95"] = round(point.fpr_upper, 4)
+    return record
+
+
 def calibrate_policies(
-    cal_docs: list[ScoredDoc], policies: Sequence[str], collateral_budget: float, domain: str, progress=_log
+    cal_docs: list[ScoredDoc],
+    policies: Sequence[str],
+    collateral_budget: float,
+    domain: str,
+    progress=_log,
+    objective: str = "f1",
 ) -> tuple[Calibration, dict[str, Calibration]]:
     """The pipeline's choice (:func:`calibration.calibrate` over every policy: best F1, or the detectors
     alone within one standard error of it) and, for the per-policy report, each policy calibrated alone."""
     progress(f"calibrating policies {', '.join(policies)} on {domain!r}")
-    chosen = calibrate(cal_docs, policies=policies, collateral_budget=collateral_budget)
-    cals = {name: calibrate(cal_docs, policies=(name,), collateral_budget=collateral_budget) for name in policies}
+    chosen = calibrate(cal_docs, policies=policies, collateral_budget=collateral_budget, objective=objective)
+    cals = {
+        name: calibrate(cal_docs, policies=(name,), collateral_budget=collateral_budget, objective=objective)
+        for name in policies
+    }
     return chosen, cals
 
 
@@ -425,6 +450,10 @@ def _pooled_metrics(docs: Sequence[ScoredDoc], predicted: dict[str, list[Span]])
     )
 
 
+def _calibrated_on(specs: Sequence[tuple[str, Path]]) -> str:
+    return ", ".join(f"{domain}={path}" for domain, path in specs)
+
+
 def run_eval(
     gold_path: Path,
     predictions_path: Path,
@@ -438,8 +467,7 @@ def run_eval(
     domain's set, predict GOLD; write predicted spans and metrics (with a per-signal ablation). GOLD and
     the calibration sets are read with ``label_map`` (default: the bundled one). ``options``: the fields of
     :class:`SignalSettings`. The combination, the policy and the transfer check are the pipeline's own."""
-    started = time.perf_counter()
-    settings = SignalSettings(**options)
+    started, settings = time.perf_counter(), SignalSettings(**options)
     budget, progress = settings.collateral_budget, settings.progress
     specs = labeled_set_specs(settings.calibrate_on)
     domain = domain or specs[0][0]
@@ -456,7 +484,8 @@ def run_eval(
     found = {d.doc_id: list(d.detected) for d in gold_docs}
     for doc in [*cal_docs, *gold_docs]:
         doc.detected = select_sources(len(doc.text), doc.detected, combination)
-    chosen, cals = calibrate_policies(cal_docs, _policies(policy, settings), budget, domain, progress)
+    policies = _policies(policy, settings)
+    chosen, cals = calibrate_policies(cal_docs, policies, budget, domain, progress, settings.objective)
     policy_rule, transfer = chosen.policy_rule, None
     if "detectors" in cals:  # the pipeline's label-free check, on GOLD's texts
         reference = surprise_added_fraction(cal_docs, chosen) if chosen.policy != "detectors" else None
@@ -473,11 +502,10 @@ def run_eval(
     ablation["chosen"] = _signal_metrics(gold_docs, predicted)
     _write_predictions(predictions_path, gold_docs, predicted)
     final = _pooled_metrics(gold_docs, predicted)  # what the pipeline masks: the chosen spans after propagation
-    calibrated_on = ", ".join(f"{d}={p}" for d, p in specs) if settings.calibrate_on else "bundled validation.jsonl"
     metrics = {
         "summary": {
             "gold": str(gold_path),
-            "calibrated_on": calibrated_on,
+            "calibrated_on": _calibrated_on(specs) if settings.calibrate_on else "bundled validation.jsonl",
             "domain": domain,
             "records": len(gold_docs),
             "detector_combination": "+".join(combination),
@@ -488,6 +516,7 @@ def run_eval(
             "params": chosen.params.name,
             "threshold": finite_or_none(chosen.point.threshold),
             "collateral_budget": budget,
+            "objective": objective_record(settings.objective, budget, chosen.point),
             **{k: round(v, 4) for k, v in final.to_dict().items() if isinstance(v, float)},
             "mentions_fully_masked_by_identifier": {
                 k: v["fully_masked"] for k, v in ablation["chosen"]["mentions_fully_masked_by_identifier"].items()

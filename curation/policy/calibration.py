@@ -8,6 +8,7 @@ Detector spans enter as +inf (always masked), so "union" and "residual" are swep
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -25,7 +26,29 @@ from curation.score.windows import (
 )
 
 POLICIES = ("detectors", "surprise", "union", "residual")
-OBJECTIVES = ("max_f1", "max_tpr_at_fpr", "min_fpr_at_tpr")
+# f1 / f2: the best F-score (F2 weighs recall four times precision) whose measured collateral is within the
+# budget; recall_at_budget: the most recall whose collateral, as a one-sided 95% upper bound over document
+# resamples, is within the budget (the SM paper's "most coverage at an acceptable collateral rate").
+# max_f1 is f1's earlier name; max_tpr_at_fpr (point estimate) and min_fpr_at_tpr stay for configs using them.
+OBJECTIVES = ("f1", "f2", "recall_at_budget", "max_f1", "max_tpr_at_fpr", "min_fpr_at_tpr")
+UPPER_BOUND_CONFIDENCE = 0.95
+_UPPER_BOUND_GRID = 256  # operating points at which the upper bound is computed
+
+
+def canonical_objective(objective: str) -> str:
+    """The objective's current name (``max_f1`` is ``f1``); an unknown one is an error naming the choices."""
+    if objective not in OBJECTIVES:
+        raise ValueError(f"objective {objective!r} is not one of {OBJECTIVES}")
+    return "f1" if objective == "max_f1" else objective
+
+
+def objective_metric(objective: str) -> str:
+    """The metric an objective maximises (a key of :func:`bootstrap_metrics` and of :class:`Metrics`)."""
+    return {"f1": "f1", "f2": "f2", "recall_at_budget": "tpr", "max_tpr_at_fpr": "tpr", "min_fpr_at_tpr": "tpr"}[
+        canonical_objective(objective)
+    ]
+
+
 # How calibration chooses among its candidates; part of a stored calibration's input digest, so a rule
 # change recalibrates instead of reusing a choice the old rule made.
 SELECTION_RULES = "combination:one-se-max-recall;policy:one-se-detectors;surprise-transfer-measured"
@@ -94,6 +117,19 @@ class Metrics:
     def to_dict(self) -> dict:
         return asdict(self)
 
+    @property
+    def f2(self) -> float:
+        return f_beta(self.precision, self.tpr, 2.0)
+
+
+def f_beta(precision, recall, beta: float):
+    """F-beta of arrays or floats (0 where both are 0): beta 2 weighs recall four times precision."""
+    b2 = beta * beta
+    num = (1 + b2) * np.asarray(precision) * np.asarray(recall)
+    den = b2 * np.asarray(precision) + np.asarray(recall)
+    out = np.divide(num, den, out=np.zeros(np.shape(num)), where=den > 0)
+    return float(out) if np.ndim(out) == 0 else out
+
 
 BOOTSTRAP_RESAMPLES = 1000
 
@@ -110,7 +146,7 @@ def bootstrap_metrics(counts: np.ndarray, resamples: int = BOOTSTRAP_RESAMPLES, 
     independent units (the characters of one document share its template, author and kind)."""
     counts = np.asarray(counts, dtype=np.float64).reshape(-1, 4)
     if not len(counts):
-        return {k: np.zeros(0) for k in ("precision", "tpr", "f1", "fpr")}
+        return {k: np.zeros(0) for k in ("precision", "tpr", "f1", "f2", "fpr")}
     rng = np.random.default_rng(seed)
     picks = rng.integers(0, len(counts), size=(resamples, len(counts)))
     tp, fp, pos, neg = (counts[:, i][picks].sum(axis=1) for i in range(4))
@@ -119,7 +155,13 @@ def bootstrap_metrics(counts: np.ndarray, resamples: int = BOOTSTRAP_RESAMPLES, 
         tpr = np.where(pos > 0, tp / pos, 0.0)
         f1 = np.where(precision + tpr > 0, 2 * precision * tpr / (precision + tpr), 0.0)
         fpr = np.where(neg > 0, fp / neg, 0.0)
-    return {"precision": precision, "tpr": tpr, "f1": f1, "fpr": fpr}
+    return {"precision": precision, "tpr": tpr, "f1": f1, "f2": f_beta(precision, tpr, 2.0), "fpr": fpr}
+
+
+def upper_bound(resampled: np.ndarray, measured: float, confidence: float = UPPER_BOUND_CONFIDENCE) -> float:
+    """One-sided upper bound of a resampled metric (its ``confidence`` percentile); the measured value
+    when there are no resamples."""
+    return float(np.percentile(resampled, 100 * confidence)) if len(resampled) else float(measured)
 
 
 def bootstrap_intervals(counts: np.ndarray, confidence: float = 0.95, seed: int = 0) -> dict[str, list[float]]:
@@ -148,6 +190,32 @@ class Sweep:
     fp: np.ndarray
     positives: int
     negatives: int
+    # each document's clean characters' scores, sorted (for the collateral's upper bound over documents)
+    negatives_by_doc: list[np.ndarray] | None = None
+
+    def fpr_upper(self, indices: np.ndarray, confidence: float = UPPER_BOUND_CONFIDENCE, seed: int = 0) -> np.ndarray:
+        """One-sided upper bound of the pooled collateral at ``thresholds[indices]``: its ``confidence``
+        percentile over resamples of the documents (the same resamples at every threshold). Without
+        per-document data (or with one document) the measured collateral itself."""
+        indices = np.asarray(indices, dtype=np.int64)
+        if not self.negatives_by_doc or len(self.negatives_by_doc) < 2:
+            return self.fpr[indices]
+        thresholds = self.thresholds[indices]
+        # clean characters of each document at or above each threshold: (documents, thresholds)
+        fp = np.array([len(neg) - np.searchsorted(neg, thresholds, side="left") for neg in self.negatives_by_doc])
+        neg = np.array([len(n) for n in self.negatives_by_doc], dtype=np.float64)
+        rng = np.random.default_rng(seed)
+        picks = rng.integers(0, len(neg), size=(BOOTSTRAP_RESAMPLES, len(neg)))
+        weights = np.zeros((BOOTSTRAP_RESAMPLES, len(neg)))
+        np.add.at(weights, (np.repeat(np.arange(BOOTSTRAP_RESAMPLES), len(neg)), picks.ravel()), 1.0)
+        boot_neg = weights @ neg
+        boot_fpr = np.divide(
+            weights @ fp,
+            boot_neg[:, None],
+            out=np.zeros((BOOTSTRAP_RESAMPLES, len(indices))),
+            where=boot_neg[:, None] > 0,
+        )
+        return np.percentile(boot_fpr, 100 * confidence, axis=0)
 
     def metrics_at(self, i: int) -> Metrics:
         return Metrics.from_counts(int(self.tp[i]), int(self.fp[i]), self.positives, self.negatives)
@@ -170,14 +238,20 @@ class Sweep:
         return np.divide(2 * p * r, p + r, out=np.zeros(len(p)), where=(p + r) > 0)
 
 
-def sweep(scores: np.ndarray, gold: np.ndarray) -> Sweep:
-    """All operating points of ``scores >= tau`` over the distinct finite-or-inf score values."""
+def sweep(scores: np.ndarray, gold: np.ndarray, doc_sizes: Sequence[int] | None = None) -> Sweep:
+    """All operating points of ``scores >= tau`` over the distinct finite-or-inf score values; with
+    ``doc_sizes`` (characters per document, in pooled order) the sweep can bound collateral over documents."""
     order = np.argsort(-scores, kind="stable")
     s, g = scores[order], gold[order].astype(bool)
     tp_cum, fp_cum = np.cumsum(g), np.cumsum(~g)
     last_of_group = np.r_[s[1:] != s[:-1], True]
     keep = last_of_group & (s > -np.inf)
-    return Sweep(s[keep], tp_cum[keep], fp_cum[keep], int(g.sum()), int((~g).sum()))
+    by_doc = None
+    if doc_sizes is not None:
+        bounds = np.cumsum([0, *doc_sizes])
+        gold_b = gold.astype(bool)
+        by_doc = [np.sort(scores[a:b][~gold_b[a:b]]) for a, b in itertools.pairwise(bounds)]
+    return Sweep(s[keep], tp_cum[keep], fp_cum[keep], int(g.sum()), int((~g).sum()), by_doc)
 
 
 def auroc(scores: np.ndarray, gold: np.ndarray) -> float:
@@ -201,26 +275,40 @@ class OperatingPoint:
     threshold: float
     metrics: Metrics
     objective: str
+    fpr_upper: float | None = None  # recall_at_budget: the collateral's upper bound at this threshold
 
     def to_dict(self) -> dict:
-        return {"threshold": finite_or_none(self.threshold), "objective": self.objective, **self.metrics.to_dict()}
+        out = {"threshold": finite_or_none(self.threshold), "objective": self.objective, **self.metrics.to_dict()}
+        if self.fpr_upper is not None:
+            out["fpr_upper"] = round(float(self.fpr_upper), 6)
+        return out
 
 
 def choose_point(
     result: Sweep, objective: str = "max_f1", collateral_budget: float = 0.03, coverage_target: float = 0.9
 ) -> OperatingPoint:
-    """Pick a threshold: max F1 within the collateral budget, max TPR within it, or min FPR at coverage."""
-    if objective not in OBJECTIVES:
-        raise ValueError(f"objective {objective!r} is not one of {OBJECTIVES}")
+    """Pick a threshold: the best F1 / F2 or recall within the collateral budget (recall_at_budget: the
+    collateral's upper bound over documents within it), or the least collateral at the coverage target."""
+    objective = canonical_objective(objective)
     if len(result.thresholds) == 0:
         return OperatingPoint(math.inf, Metrics.from_counts(0, 0, result.positives, result.negatives), objective)
-    fpr, tpr, f1 = result.fpr, result.tpr, result.f1
+    fpr, tpr = result.fpr, result.tpr
     within = fpr <= collateral_budget
+    if objective == "recall_at_budget":
+        grid = np.unique(np.linspace(0, len(result.thresholds) - 1, _UPPER_BOUND_GRID).round().astype(np.int64))
+        # the point-estimate choice is a candidate too, so the grid never hides the budget's edge
+        edge = np.flatnonzero(within)
+        grid = np.union1d(grid, edge[[-1]] if len(edge) else np.zeros(0, np.int64))
+        upper = result.fpr_upper(grid)
+        ok = upper <= collateral_budget
+        j = int(np.flatnonzero(ok)[np.argmax(tpr[grid][ok])]) if ok.any() else int(np.argmin(upper))
+        i = int(grid[j])
+        return OperatingPoint(float(result.thresholds[i]), result.metrics_at(i), objective, float(upper[j]))
     if objective == "min_fpr_at_tpr":
         ok = np.flatnonzero(tpr >= coverage_target)
         i = int(ok[np.argmin(fpr[ok])]) if len(ok) else int(np.argmax(tpr))
     else:
-        key = f1 if objective == "max_f1" else tpr
+        key = {"f1": result.f1, "f2": f_beta(result.precision, tpr, 2.0), "max_tpr_at_fpr": tpr}[objective]
         candidates = np.flatnonzero(within) if within.any() else np.array([int(np.argmin(fpr))])
         i = int(candidates[np.argmax(key[candidates])])
     return OperatingPoint(float(result.thresholds[i]), result.metrics_at(i), objective)
@@ -349,7 +437,7 @@ def calibrate(
     *,
     policies: Sequence[str] = POLICIES,
     candidates: Sequence[SurpriseParams] | None = None,
-    objective: str = "max_f1",
+    objective: str = "f1",
     collateral_budget: float = 0.03,
     coverage_target: float = 0.9,
     min_kind_docs: int = 20,
@@ -361,6 +449,8 @@ def calibrate(
     carry over to unseen ones."""
     if not docs:
         raise ValueError("calibration needs at least one labeled validation document")
+    objective = canonical_objective(objective)
+    doc_sizes = [len(d.text) for d in docs] if objective == "recall_at_budget" else None
     results: list[CandidateResult] = []
     best: tuple[float, CandidateResult, Sweep] | None = None
     detectors: tuple[CandidateResult, Sweep] | None = None
@@ -371,13 +461,13 @@ def calibrate(
             if policy == "detectors" and detectors is not None:
                 continue
             scores = surprise_scores if policy == "surprise" else pooled(docs, policy, params)[0]
-            result = sweep(scores, gold)
+            result = sweep(scores, gold, doc_sizes)
             point = choose_point(result, objective, collateral_budget, coverage_target)
             candidate = CandidateResult(policy, params, point, surprise_auc)
             results.append(candidate)
             if policy == "detectors":
                 detectors = (candidate, result)
-            rank = _rank_value(point, objective)
+            rank = _rank_value(point, objective, collateral_budget)
             if best is None or rank > best[0]:
                 best = (rank, candidate, result)
     assert best is not None
@@ -425,7 +515,7 @@ def choose_policy(
     difference (the same document resamples for both) below the best's and their collateral no more
     than one such error above it or within the budget. Measured on learning curves: with 10 labeled
     documents the best-F1 rule chose "union" and masked a quarter of the unseen documents' other text."""
-    key = {"max_f1": "f1", "max_tpr_at_fpr": "tpr", "min_fpr_at_tpr": "tpr"}[objective]
+    key = objective_metric(objective)
     best_boot = bootstrap_metrics(candidate_doc_counts(docs, best))
     det_boot = bootstrap_metrics(candidate_doc_counts(docs, detectors))
     se_key = float(np.std(det_boot[key] - best_boot[key])) if len(best_boot[key]) else 0.0
@@ -439,6 +529,9 @@ def choose_policy(
     else:
         value_ok = det_value >= best_value - se_key - 1e-9
         collateral_ok = det_m.fpr <= best_m.fpr + se_fpr + 1e-12 or det_m.fpr <= collateral_budget
+        if objective == "recall_at_budget":  # the detectors' collateral bound must be within the budget too
+            det_upper = upper_bound(det_boot["fpr"], det_m.fpr)
+            collateral_ok = det_upper <= collateral_budget or det_m.fpr <= best_m.fpr + 1e-12
     chosen = "detectors" if value_ok and collateral_ok else best.policy
     return {
         "rule": "one_standard_error",
@@ -457,7 +550,7 @@ def choose_policy(
 
 def _outright_rule(detectors: CandidateResult, objective: str) -> dict:
     """The policy rule's record when no threshold policy beat the detectors on calibration at all."""
-    key = {"max_f1": "f1", "max_tpr_at_fpr": "tpr", "min_fpr_at_tpr": "tpr"}[objective]
+    key = objective_metric(objective)
     m = detectors.point.metrics
     value = {key: round(getattr(m, key), 4), "fpr": round(m.fpr, 4)}
     return {
@@ -470,12 +563,18 @@ def _outright_rule(detectors: CandidateResult, objective: str) -> dict:
     }
 
 
-def _rank_value(point: OperatingPoint, objective: str) -> float:
+def _rank_value(point: OperatingPoint, objective: str, collateral_budget: float = 0.03) -> float:
     m = point.metrics
-    if objective == "max_f1":
+    objective = canonical_objective(objective)
+    if objective == "f1":
         return m.f1
+    if objective == "f2":
+        return m.f2
     if objective == "max_tpr_at_fpr":
         return m.tpr
+    if objective == "recall_at_budget":  # a candidate whose bound is over the budget ranks below any within it
+        upper = point.fpr_upper if point.fpr_upper is not None else m.fpr
+        return m.tpr if upper <= collateral_budget else -upper
     return -m.fpr
 
 
@@ -498,7 +597,9 @@ def _per_kind_thresholds(
         scores, gold = pooled(subset, winner.policy, winner.params)
         if gold.sum() == 0:
             continue
-        out[kind] = choose_point(sweep(scores, gold), objective, collateral_budget, coverage_target).threshold
+        sizes = [len(d.text) for d in subset] if canonical_objective(objective) == "recall_at_budget" else None
+        result = sweep(scores, gold, sizes)
+        out[kind] = choose_point(result, objective, collateral_budget, coverage_target).threshold
     return out
 
 

@@ -49,7 +49,7 @@ def calibrate_stage(config: CurationConfig, warehouse: Warehouse, model_key: str
     calib_docs = load_scored_docs(warehouse, model_key, VALIDATION, split="calibration")
     heldout_docs = load_scored_docs(warehouse, model_key, VALIDATION, split="heldout")
     combination, combinations, recognizers = choose_detectors(
-        calib_docs, collateral_budget=config.calibration.collateral_budget
+        calib_docs, collateral_budget=config.calibration.collateral_budget, objective=config.calibration.objective
     )
     for doc in calib_docs + heldout_docs:
         doc.detected = select_sources(len(doc.text), doc.detected, combination)
@@ -161,5 +161,3 @@ def best_per_policy(calibration: Calibration) -> list[dict]:
         if candidate.policy not in best or row["f1"] > best[candidate.policy]["f1"]:
             best[candidate.policy] = row
     return [best[p] for p in sorted(best)]
-
-
