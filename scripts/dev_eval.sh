@@ -7,7 +7,8 @@
 #
 # OUT_DIR gets the halves' predictions and metrics (NAME.metrics.json) and summary.txt (seconds per set);
 # WAREHOUSE caches scores, hidden states and taggers (default .devcache/eval.duckdb), so a second run
-# makes no model calls; DATA is the folder of the dev sets (default ../shared/data).
+# makes no model calls; DATA is the folder of the dev sets (default ../shared/data). EVAL_ARGS (environment)
+# goes to every `curation eval`, e.g. EVAL_ARGS="--objective recall_at_budget".
 set -u
 OUT=${1:?usage: scripts/dev_eval.sh OUT_DIR [WAREHOUSE] [DATA]}
 WAREHOUSE=${2:-.devcache/eval.duckdb}
@@ -21,6 +22,6 @@ for pair in presidio_synth:synthetic_pii tab_echr_dev:court creddata_dev:code so
   start=$(date +%s)
   .venv/bin/curation eval "$HALVES/$name.test.jsonl" --predictions "$OUT/$name.pred.jsonl" \
     --metrics "$OUT/$name.metrics.json" --calibrate-on "$domain=$HALVES/$name.cal.jsonl" \
-    --warehouse "$WAREHOUSE" > "$OUT/$name.log" 2>&1
+    --warehouse "$WAREHOUSE" ${EVAL_ARGS:-} > "$OUT/$name.log" 2>&1
   echo "$name rc=$? $(( $(date +%s) - start ))s" >> "$OUT/summary.txt"
 done
