@@ -116,3 +116,27 @@ def test_rules_the_tagger_backs_are_listed_as_kept_that_way():
     assert combination[:2] == (TAGGER, RULES_CONFIRMED)
     person = next(r for r in rows if r["recognizer"] == "presidio:SpacyRecognizer")
     assert person["kept"] and "tagger backs" in person["reason"]
+
+
+def test_a_pattern_whose_open_matches_are_public_is_not_added():
+    """The tagger masks the candidate's profile URL already; the URL pattern also matches the employer's
+    website, which the labels call public. Its precision overall is 0.5, its prior keeps it, but every
+    span it would add is collateral: dropped, with the open counts in its row."""
+    docs = []
+    for i in range(12):
+        profile, site = f"github.com/oquenby{i:02d}", "www.northwind-analytics.com"
+        text = f"Orla Quenby\nWeb: {profile}\nNorthwind Analytics ({site})\n"
+        p0, s0 = text.index(profile), text.index(site)
+        gold = [Span(0, 11, "PERSON"), Span(p0, p0 + len(profile), "URL")]
+        detected = [
+            Span(0, 11, "PERSON", 0.9, TAGGER),
+            Span(p0, p0 + len(profile), "URL", 0.9, TAGGER),
+            Span(p0, p0 + len(profile), "URL", 0.6, "pattern:profile_url"),
+            Span(s0, s0 + len(site), "URL", 0.6, "pattern:url"),
+        ]
+        docs.append(_doc(i, text, gold, detected))
+    combination, _, rows = choose_detectors(docs, collateral_budget=0.5)
+    assert label_element("URL") not in combination
+    url_rows = [r for r in rows if r["label"] == "URL"]
+    assert {r["label_open_spans"] for r in url_rows} == {12} and {r["label_open_hits"] for r in url_rows} == {0}
+    assert all(not r["kept"] and "combination leaves open" in r["reason"] for r in url_rows)

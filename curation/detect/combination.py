@@ -222,6 +222,23 @@ def recognizer_counts(docs: Sequence) -> dict[tuple[str, str], dict]:
     return counts
 
 
+def marginal_counts(docs: Sequence, combination: Sequence[str], label: str) -> tuple[int, int]:
+    """(hits, spans) of a label's rule spans that ``combination`` leaves mostly open (< HIT_SHARE of their
+    characters masked): what adding ``rules[label]`` would add. A pattern whose every match the tagger
+    already masks adds nothing on the labels; one whose open matches are mostly public text (an employer's
+    website next to the candidate's profile URL) adds collateral, whatever its precision overall."""
+    hits = spans = 0
+    for doc in docs:
+        n = len(doc.text)
+        gold = np.array(char_mask(doc.gold, n), dtype=bool)
+        masked = np.array(char_mask(select_sources(n, doc.detected, combination), n), dtype=bool)
+        for span in select_sources(n, doc.detected, (label_element(label),)):
+            if span.length and masked[span.start : span.end].mean() < HIT_SHARE:
+                spans += 1
+                hits += int(gold[span.start : span.end].mean() >= HIT_SHARE)
+    return hits, spans
+
+
 def posterior_precision(hits: int, spans: int) -> float:
     """The mean of the Beta(PRIOR_HITS + hits, PRIOR_MISSES + misses) posterior of a span being private."""
     return (PRIOR_HITS + hits) / (PRIOR_HITS + PRIOR_MISSES + spans)
@@ -238,8 +255,9 @@ def choose_detectors(
     family choice, each exact-format label (``STRUCTURED_LABELS``) the combination leaves out is measured on
     its own: its rule spans are kept (``rules[LABEL]`` appended) unless their posterior precision on the
     domain's labels (a Beta prior that trusts validated patterns, updated with the domain's own hits and
-    misses) is below KEEP_PRECISION, or adding them would take the collateral above both the family
-    choice's and the budget. Every recognizer is listed, kept or dropped, with its counts and the reason."""
+    misses) is below KEEP_PRECISION, overall or over the spans the combination leaves open (what adding
+    them adds), or adding them would take the collateral above both the family choice's and the budget.
+    Every recognizer is listed, kept or dropped, with its counts and the reason."""
     family, table = choose_combination(docs, combinations, collateral_budget, objective)
     counts = recognizer_counts(docs)
     rules_in = RULES in family
@@ -250,12 +268,20 @@ def choose_detectors(
         agg[1] += row["spans"]
     added: list[str] = []
     reasons: dict[str, str] = {}
+    marginal: dict[str, tuple[int, int]] = {}
     if not rules_in:
         base_fpr = _pooled_fpr(docs, family)
         for label in sorted(STRUCTURED_LABELS & set(by_label)):
             hits, spans = by_label[label]
             if posterior_precision(hits, spans) < KEEP_PRECISION:
                 reasons[label] = "dropped: precision on the domain's labels below the bar"
+                continue
+            new_hits, new_spans = marginal_counts(docs, (*family, *added), label)
+            marginal[label] = (new_hits, new_spans)
+            if posterior_precision(new_hits, new_spans) < KEEP_PRECISION:
+                reasons[label] = (
+                    f"dropped: of its {new_spans} spans the combination leaves open, {new_hits} are private"
+                )
                 continue
             fpr = _pooled_fpr(docs, (*family, *added, label_element(label)))
             if fpr > base_fpr + 1e-12 and (collateral_budget is None or fpr > collateral_budget):
@@ -290,6 +316,9 @@ def choose_detectors(
                 "label_posterior_precision": round(posterior_precision(hits, spans), 4)
                 if label in STRUCTURED_LABELS
                 else None,
+                # the label's rule spans the family choice left mostly open, and how many of them are private
+                "label_open_spans": marginal[label][1] if label in marginal else None,
+                "label_open_hits": marginal[label][0] if label in marginal else None,
                 "kept": reason.startswith("kept"),
                 "reason": reason,
             }
