@@ -317,8 +317,9 @@ def cmd_label_export(args: argparse.Namespace) -> int:
             label_map=label_map,
             public_sets=not args.no_public_sets,
             train_on=args.train_on or None,
+            exclude=args.exclude or (),
         )
-    except (LabeledFormatError, ValueError) as exc:
+    except (LabeledFormatError, ValueError, FileNotFoundError) as exc:
         print(f"curation label export: {exc}", file=sys.stderr)
         return 2
     print(json.dumps(summary, indent=2))
@@ -382,6 +383,12 @@ def add_label_parser(sub) -> None:
         help="labeled JSONL the tagger trains on instead of the --calibrate-on sets, as PATH or DOMAIN=PATH "
         "(repeatable; plus the bundled public sets): --calibrate-on then only calibrates, in seconds, with "
         "the tagger's threshold chosen on texts it never saw",
+    )
+    export.add_argument(
+        "--exclude",
+        action="append",
+        help="labeled JSONL whose records are not picked again (repeatable; the domain's --calibrate-on set is "
+        "excluded too): label in rounds, each export picking with the tagger trained on what is labeled so far",
     )
     export.add_argument("--label-map", help="YAML label map for the --calibrate-on sets' labels, as for curation eval")
     export.set_defaults(func=cmd_label_export)

@@ -23,6 +23,7 @@ from curation.labels.loop import (
     pick_spread,
     read_candidates,
     tagger_uncertainty,
+    without_labeled,
     write_tasks,
 )
 from curation.labels.sets import load_labeled
@@ -393,4 +394,31 @@ def test_export_cli_refuses_bad_arguments_before_loading_a_model(tmp_path, capsy
     assert "--n must be at least 1" in capsys.readouterr().err
     assert main(["label", "export", str(corpus), "--n", "3", "--out", str(out), "--domain", "court"]) == 2
     assert "--domain 'court' is not one of the --calibrate-on domains" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_labeled_records_are_not_picked_again(tmp_path):
+    """Rounds (#34): a record already labeled, by its id or by the same text under another id, is no
+    candidate; the count of those left out is reported."""
+    labeled = tmp_path / "round1.jsonl"
+    labeled.write_text(
+        json.dumps({"id": "a", "text": "hello Dana", "spans": [{"start": 6, "end": 10, "label": "PERSON"}]})
+        + "\n"
+        + json.dumps({"id": "x9", "text": "call Ilse at noon", "spans": []})
+        + "\n"
+    )
+    pool = [Candidate("a", "hello Dana"), Candidate("b", "call Ilse at noon"), Candidate("c", "new post")]
+    kept, excluded = without_labeled(pool, [labeled], None)
+    assert [c.doc_id for c in kept] == ["c"] and excluded == 2
+    assert without_labeled(pool, [], None) == (pool, 0)
+
+
+def test_export_cli_says_when_every_record_is_labeled_already(tmp_path, capsys):
+    corpus = tmp_path / "in.jsonl"
+    corpus.write_text(json.dumps({"id": "a", "text": "hello Dana"}) + "\n")
+    labeled = tmp_path / "labeled.jsonl"
+    labeled.write_text(json.dumps({"id": "a", "text": "hello Dana", "spans": []}) + "\n")
+    out = tmp_path / "tasks.json"
+    assert main(["label", "export", str(corpus), "--n", "3", "--out", str(out), "--exclude", str(labeled)]) == 2
+    assert "every record is labeled already" in capsys.readouterr().err
     assert not out.exists()

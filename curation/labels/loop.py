@@ -10,6 +10,7 @@ strata so a few long or code-heavy records do not take the whole budget.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import random
@@ -24,7 +25,7 @@ import numpy as np
 from curation.core.private import PRIVATE_FILE_MODE, private_file
 from curation.core.spans import Span, char_mask, merge
 from curation.labels.label_map import UnknownLabelError, map_label, unknown_label_message
-from curation.labels.sets import LabeledRecord
+from curation.labels.sets import LabeledRecord, load_labeled
 from curation.views.convention import KNOWN_LABELS
 
 STRATEGIES = ("uncertainty", "random")
@@ -282,6 +283,24 @@ def read_candidates(input_path: Path, progress=None) -> list[Candidate]:
     return [Candidate(i, t, k) for i, t, k in zip(docs["doc_id"], docs["text"], docs["kind"], strict=True)]
 
 
+def without_labeled(
+    candidates: list[Candidate], labeled_files: Sequence[str | Path], label_map: Mapping[str, str] | None
+) -> tuple[list[Candidate], int]:
+    """The candidates no labeled file holds (by record id or by the same text), and how many were left out."""
+    ids: set[str] = set()
+    texts: set[str] = set()
+    for path in labeled_files:
+        for record in load_labeled(Path(path), label_map):
+            ids.add(record.id)
+            texts.add(hashlib.sha256(record.text.encode()).hexdigest())
+    if not ids:
+        return candidates, 0
+    kept = [
+        c for c in candidates if c.doc_id not in ids and hashlib.sha256(c.text.encode()).hexdigest() not in texts
+    ]
+    return kept, len(candidates) - len(kept)
+
+
 def export_tasks(
     input_path: Path,
     n: int,
@@ -297,9 +316,12 @@ def export_tasks(
     public_sets: bool = True,
     progress=None,
     train_on: Sequence[str | Path] | None = None,
+    exclude: Sequence[str | Path] = (),
 ) -> dict[str, Any]:
     """Pick ``n`` records of the input, predict their spans with the domain's calibrated detection, write
-    the Label Studio tasks and label config; returns a summary."""
+    the Label Studio tasks and label config; returns a summary. Records already labeled (in an ``exclude``
+    file or in the domain's own ``--calibrate-on`` set, matched by id or by text) are not picked again, so
+    a user labels in rounds: label 10, pass them to ``--calibrate-on``, export the next 10."""
     from curation.evaluation.gold import calibrate_policies, calibrated_signals, labeled_set_specs
     from curation.policy.calibration import POLICIES
 
@@ -315,6 +337,10 @@ def export_tasks(
     candidates = read_candidates(input_path, progress)
     if not candidates:
         raise ValueError(f"{input_path}: no records to label (every record was quarantined or the input is empty)")
+    labeled_files = [*exclude, *(path for d, path in specs if d == domain and calibrate_on)]
+    candidates, excluded = without_labeled(candidates, labeled_files, label_map)
+    if not candidates:
+        raise ValueError(f"{input_path}: every record is labeled already (in {', '.join(map(str, labeled_files))})")
     to_predict = pick_random(candidates, n, seed) if strategy == "random" else candidates
     signals = calibrated_signals(
         calibrate_on,
@@ -348,6 +374,7 @@ def export_tasks(
         "candidates": len(candidates),
         "strategy": strategy,
         "domain": domain,
+        "excluded_labeled": excluded,
         "model_version": model_version,
         "predicted_spans": sum(len(c.spans) for c in picked),
         "strata": sorted({f"{k}/{b}" for k, b in (c.stratum for c in picked)}),
