@@ -140,3 +140,30 @@ def test_a_pattern_whose_open_matches_are_public_is_not_added():
     url_rows = [r for r in rows if r["label"] == "URL"]
     assert {r["label_open_spans"] for r in url_rows} == {12} and {r["label_open_hits"] for r in url_rows} == {0}
     assert all(not r["kept"] and "combination leaves open" in r["reason"] for r in url_rows)
+
+
+def test_a_broad_rule_is_added_only_where_it_pays_for_itself():
+    """The tagger misses the referee's name; the NER finds it (private) and the organization rule finds
+    the employer (public). PERSON's rule spans raise F1 on the labels and are added; ORGANIZATION's are
+    all collateral and are not."""
+    docs = []
+    for i in range(12):
+        text = (
+            f"Orla Quenby\nReferee: Ilse Vortmann{i:02d}, Northwind Analytics Group Ltd\n"
+            "Experience: Northwind Analytics Group Ltd, Bluefield Systems GmbH and Carrow Health Trust\n"
+        )
+        r0, o0 = text.index("Ilse"), text.index("Experience: ") + 12
+        r1 = r0 + len(f"Ilse Vortmann{i:02d}")
+        gold = [Span(0, 11, "PERSON"), Span(r0, r1, "PERSON")]
+        detected = [
+            Span(0, 11, "PERSON", 0.9, TAGGER),
+            Span(r0, r1, "PERSON", 0.85, "presidio:SpacyRecognizer"),
+            Span(o0, o0 + 78, "ORGANIZATION", 0.85, "pattern:org_suffix"),
+        ]
+        docs.append(_doc(i, text, gold, detected))
+    combination, _, rows = choose_detectors(docs, collateral_budget=0.5)
+    assert combination[0] == TAGGER and label_element("PERSON") in combination
+    assert label_element("ORGANIZATION") not in combination
+    by_label = {r["label"]: r for r in rows}
+    assert by_label["PERSON"]["kept"] and by_label["PERSON"]["label_open_hits"] == 12
+    assert not by_label["ORGANIZATION"]["kept"] and by_label["ORGANIZATION"]["label_open_hits"] == 0

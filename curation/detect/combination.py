@@ -41,8 +41,8 @@ COMBINATIONS: tuple[tuple[str, ...], ...] = (
 )
 CONFIRMED_BY_TAGGER = {CONFIRMED: CREDSWEEPER, RULES_CONFIRMED: RULES}
 
-# Per-label rule elements (``rules[EMAIL_ADDRESS]``): the rule spans of one exact-format label, kept on their
-# own when the family combination chosen leaves the rules out (``choose_detectors``).
+# Per-label rule elements (``rules[EMAIL_ADDRESS]``): the rule spans of one label, kept on their own when the
+# family combination chosen leaves the rules out (``choose_detectors``).
 _LABEL_ELEMENT = re.compile(r"^rules\[([A-Z_]+)\]$")
 # A span counts as a hit when at least this share of its characters is labeled private.
 HIT_SHARE = 0.5
@@ -52,6 +52,9 @@ HIT_SHARE = 0.5
 PRIOR_HITS, PRIOR_MISSES = 9.0, 1.0
 # Kept when the posterior mean precision is at least this: a kept span is more often private than not.
 KEEP_PRECISION = 0.5
+# A broad label's rule spans (names, places, organisations, dates) are added on their own only with at least
+# this many private spans among those the combination leaves open.
+MIN_OPEN_HITS = 3
 
 
 def label_element(label: str) -> str:
@@ -257,6 +260,8 @@ def choose_detectors(
     domain's labels (a Beta prior that trusts validated patterns, updated with the domain's own hits and
     misses) is below KEEP_PRECISION, overall or over the spans the combination leaves open (what adding
     them adds), or adding them would take the collateral above both the family choice's and the budget.
+    A broad label's rule spans (names, places, organisations) get no such prior: they are added only where
+    they pay for themselves on the domain's labels (:func:`_pays_for_itself`).
     Every recognizer is listed, kept or dropped, with its counts and the reason."""
     family, table = choose_combination(docs, combinations, collateral_budget, objective)
     counts = recognizer_counts(docs)
@@ -271,24 +276,18 @@ def choose_detectors(
     marginal: dict[str, tuple[int, int]] = {}
     if not rules_in:
         base_fpr = _pooled_fpr(docs, family)
-        for label in sorted(STRUCTURED_LABELS & set(by_label)):
-            hits, spans = by_label[label]
-            if posterior_precision(hits, spans) < KEEP_PRECISION:
-                reasons[label] = "dropped: precision on the domain's labels below the bar"
-                continue
-            new_hits, new_spans = marginal_counts(docs, (*family, *added), label)
-            marginal[label] = (new_hits, new_spans)
-            if posterior_precision(new_hits, new_spans) < KEEP_PRECISION:
-                reasons[label] = (
-                    f"dropped: of its {new_spans} spans the combination leaves open, {new_hits} are private"
+        for label in [*sorted(STRUCTURED_LABELS & set(by_label)), *sorted(set(by_label) - STRUCTURED_LABELS)]:
+            if label in STRUCTURED_LABELS:
+                verdict = _exact_format_verdict(
+                    docs, (*family, *added), label, by_label[label], base_fpr, collateral_budget
                 )
-                continue
-            fpr = _pooled_fpr(docs, (*family, *added, label_element(label)))
-            if fpr > base_fpr + 1e-12 and (collateral_budget is None or fpr > collateral_budget):
-                reasons[label] = "dropped: collateral above the budget"
-                continue
-            added.append(label_element(label))
-            reasons[label] = "kept: exact format, precision on the domain's labels holds"
+            else:
+                verdict = _pays_for_itself(docs, (*family, *added), label, objective, collateral_budget)
+            keep, open_counts, reasons[label] = verdict
+            if open_counts is not None:
+                marginal[label] = open_counts
+            if keep:
+                added.append(label_element(label))
     backed: dict[tuple[str, str], int] = {}
     if RULES_CONFIRMED in family:
         for doc in docs:
@@ -306,24 +305,80 @@ def choose_detectors(
             reason = "dropped: the tagger backs none of its spans (rules&tagger)"
         else:
             reason = "dropped: with the rules family (not an exact-format label)"
-        hits, spans = by_label[label]
-        rows.append(
-            {
-                "recognizer": source,
-                "label": label,
-                **row,
-                "precision": round(row["hits"] / row["spans"], 4) if row["spans"] else None,
-                "label_posterior_precision": round(posterior_precision(hits, spans), 4)
-                if label in STRUCTURED_LABELS
-                else None,
-                # the label's rule spans the family choice left mostly open, and how many of them are private
-                "label_open_spans": marginal[label][1] if label in marginal else None,
-                "label_open_hits": marginal[label][0] if label in marginal else None,
-                "kept": reason.startswith("kept"),
-                "reason": reason,
-            }
-        )
+        rows.append(_recognizer_row(source, label, row, by_label[label], marginal.get(label), reason))
     return (*family, *added), table, rows
+
+
+def _recognizer_row(
+    source: str, label: str, row: dict, label_counts: list[int], open_counts: tuple[int, int] | None, reason: str
+) -> dict:
+    hits, spans = label_counts
+    return {
+        "recognizer": source,
+        "label": label,
+        **row,
+        "precision": round(row["hits"] / row["spans"], 4) if row["spans"] else None,
+        "label_posterior_precision": round(posterior_precision(hits, spans), 4) if label in STRUCTURED_LABELS else None,
+        # the label's rule spans the family choice left mostly open, and how many of them are private
+        "label_open_spans": open_counts[1] if open_counts else None,
+        "label_open_hits": open_counts[0] if open_counts else None,
+        "kept": reason.startswith("kept"),
+        "reason": reason,
+    }
+
+
+def _exact_format_verdict(
+    docs: Sequence,
+    combination: Sequence[str],
+    label: str,
+    label_counts: list[int],
+    base_fpr: float,
+    budget: float | None,
+) -> tuple[bool, tuple[int, int] | None, str]:
+    """(keep, (open hits, open spans), reason) for an exact-format label's rule spans: a Beta(9, 1) prior
+    trusts the validated pattern; the domain's labels, overall and over the spans the combination leaves
+    open, can overrule it; the collateral must stay within the family choice's or the budget."""
+    hits, spans = label_counts
+    if posterior_precision(hits, spans) < KEEP_PRECISION:
+        return False, None, "dropped: precision on the domain's labels below the bar"
+    new_hits, new_spans = marginal_counts(docs, combination, label)
+    if posterior_precision(new_hits, new_spans) < KEEP_PRECISION:
+        reason = f"dropped: of its {new_spans} spans the combination leaves open, {new_hits} are private"
+        return False, (new_hits, new_spans), reason
+    fpr = _pooled_fpr(docs, (*combination, label_element(label)))
+    if fpr > base_fpr + 1e-12 and (budget is None or fpr > budget):
+        return False, (new_hits, new_spans), "dropped: collateral above the budget"
+    return True, (new_hits, new_spans), "kept: exact format, precision on the domain's labels holds"
+
+
+def _pays_for_itself(
+    docs: Sequence, combination: Sequence[str], label: str, objective: str, budget: float | None
+) -> tuple[bool, tuple[int, int], str]:
+    """(keep, (open hits, open spans), reason) for a broad (not exact-format) label's rule spans: no prior
+    trust, so they must earn their place on the domain's labels: at least MIN_OPEN_HITS of the spans the
+    combination leaves open private, their Beta(1, 1) posterior precision at least KEEP_PRECISION, the
+    calibration objective raised by adding them, and the collateral within the budget."""
+    hits, spans = marginal_counts(docs, combination, label)
+    if not spans:
+        return False, (hits, spans), "dropped: the combination already masks its spans"
+    if hits < MIN_OPEN_HITS or (1 + hits) / (2 + spans) < KEEP_PRECISION:
+        return False, (hits, spans), f"dropped: of its {spans} spans the combination leaves open, {hits} are private"
+    key = "f2" if objective == "f2" else "tpr" if objective == "recall_at_budget" else "f1"
+    base, more = _pooled(docs, combination), _pooled(docs, (*combination, label_element(label)))
+    gain = getattr(more, key) - getattr(base, key)
+    if gain <= 0 or (more.fpr > base.fpr + 1e-12 and (budget is None or more.fpr > budget)):
+        return False, (hits, spans), f"dropped: adding it does not raise calibration {key} within the budget"
+    return True, (hits, spans), f"kept: pays for itself on the domain's labels ({key} +{gain:.4f})"
+
+
+def _pooled(docs: Sequence, combination: Sequence[str]) -> Metrics:
+    tp = fp = pos = neg = 0
+    for doc in docs:
+        gold = np.array(char_mask(doc.gold, len(doc.text)), dtype=bool)
+        pred = np.array(char_mask(select_sources(len(doc.text), doc.detected, combination), len(doc.text)), bool)
+        counts = doc_counts(pred, gold)
+        tp, fp, pos, neg = tp + counts[0], fp + counts[1], pos + counts[2], neg + counts[3]
+    return Metrics.from_counts(tp, fp, pos, neg)
 
 
 def _pooled_fpr(docs: Sequence, combination: Sequence[str]) -> float:
