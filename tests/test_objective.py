@@ -97,3 +97,14 @@ def test_objective_is_a_config_key_and_an_eval_flag() -> None:
     assert build_parser().parse_args(["eval", "g.jsonl", "--predictions", "p", "--metrics", "m"]).objective == "f1"
     with pytest.raises(SystemExit):
         build_parser().parse_args(["eval", "g.jsonl", "--predictions", "p", "--metrics", "m", "--objective", "recall"])
+
+
+def test_the_card_says_what_the_objective_bought() -> None:
+    from curation.delivery.stage import _objective_line
+
+    bounded = _objective_line({"tpr": 0.912, "fpr": 0.0183, "fpr_upper": 0.0291}, 0.03)
+    assert bounded == (
+        "recall 0.912 at collateral 0.0183 on the calibration labels (95% upper bound over documents 0.0291, "
+        "budget 0.03)"
+    )
+    assert _objective_line({"tpr": 0.9, "fpr": 0.01}, 0.03).endswith("(measured, budget 0.03)")
