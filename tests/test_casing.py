@@ -76,3 +76,10 @@ def test_the_model_reads_a_shouted_line_as_its_view() -> None:
     assert int(ends[-1]) == len(DISPATCH)
     name_start = DISPATCH.index("HENRIK")
     assert name_start in set(starts.tolist()) or name_start - 1 in set(starts.tolist())
+
+
+def test_apostrophes_in_shouted_lines() -> None:
+    """A name's particle keeps both capitals (O'Brien), a contraction its lower-case tail (doesn't)."""
+    text = "NOTE: MR. O'BRIEN CALLED. HE DOESN'T KNOW JOHN'S NUMBER"
+    assert case_view(text) == "Note: Mr. O'Brien called. He doesn't know John's number"
+    assert case_view("I CAN’T FIND D’ANGELO TODAY") == "I can’t find D’Angelo today"

@@ -19,14 +19,15 @@ import re
 from functools import lru_cache
 from importlib import resources
 
-CASE_VIEW_VERSION = "shouted-lines-1"
+CASE_VIEW_VERSION = "shouted-lines-2"
 
-_WORD = re.compile(r"(?<![\w'’])[^\W\d_]+(?![\w])")
+_WORD = re.compile(r"(?<![\w'’])[^\W\d_]+(?:['’][^\W\d_]+)?(?![\w])")
+_CONTRACTIONS = frozenset({"t", "s", "re", "ve", "ll", "d", "m"})  # DON'T, JOHN'S; else O'BRIEN, D'ANGELO
 _ELONGATED = re.compile(r"(.)\1\1")  # "ROOOOAD", "SHIIIIT": a drawn-out word, not a name
-_SENTENCE_END = re.compile(r"[.!?:;]\s*$")
+_SENTENCE_ENDS = ".!?:;"  # a word after one of these (and spaces) starts a sentence
 _MIN_SHOUTED_WORDS = 2  # words of two or more letters, all capitals
 # two capital words apart by spaces: prose, not ``PASSWORD=HUNTERTWO`` or a base64 value
-_PROSE = re.compile(r"(?<![\w'’])[^\W\d_a-z]{2,}[ \t]+[^\W\d_a-z]{2,}(?![\w])")
+_PROSE = re.compile(r"(?<![\w'’])[^\W\d_a-z]{2,}(?:['’][^\W\d_a-z]+)?[ \t]+[^\W\d_a-z]{2,}(?![\w])")
 _MIN_UPPER_SHARE = 0.9  # of the line's cased letters
 
 
@@ -56,6 +57,12 @@ def spelled(word: str, sentence_start: bool) -> str:
     """A capitalised word as the lexicon spells it (length kept, else unchanged)."""
     if not word.isupper():
         return word
+    parts = re.split(r"(['’])", word, maxsplit=1)
+    if len(parts) == 3:
+        head, mark, tail = parts
+        if tail.lower() in _CONTRACTIONS:
+            return spelled(head, sentence_start) + mark + tail.lower()
+        return head.title() + mark + tail.title()  # a name's particle: O'Brien
     form = _lexicon().get(word.lower())
     if form is None:
         form = "u" if len(word) <= 3 else "l" if _ELONGATED.search(word) else "t"
@@ -69,8 +76,10 @@ def _line_view(line: str) -> str:
     pieces: list[str] = []
     at = 0
     for m in _WORD.finditer(line):
-        before = line[: m.start()]
-        sentence_start = not before.strip() or bool(_SENTENCE_END.search(before))
+        j = m.start() - 1
+        while j >= 0 and line[j].isspace():
+            j -= 1
+        sentence_start = j < 0 or line[j] in _SENTENCE_ENDS
         pieces.append(line[at : m.start()])
         pieces.append(spelled(m.group(0), sentence_start))
         at = m.end()
