@@ -108,3 +108,18 @@ def test_the_card_says_what_the_objective_bought() -> None:
         "budget 0.03)"
     )
     assert _objective_line({"tpr": 0.9, "fpr": 0.01}, 0.03).endswith("(measured, budget 0.03)")
+
+
+def test_f2_does_not_buy_recall_past_the_budget() -> None:
+    """With the rules' collateral at 10 / 380 clean characters (0.026) F2 takes the union; with a budget
+    below it, the tagger alone, however much more F2 the union scores."""
+    docs = []
+    for _ in range(12):
+        gold = [Span(10, 20, "PERSON"), Span(100, 110, "PERSON")]
+        rules = [Span(10, 20, "PERSON", source="pattern:x"), Span(100, 110, "PERSON", source="pattern:x")]
+        rules.append(Span(200, 210, "PERSON", source="pattern:x"))
+        tagger = [Span(10, 20, "PERSON", source="tagger"), Span(100, 105, "PERSON", source="tagger")]
+        docs.append(_Doc("x" * 400, gold, rules + tagger))
+    combos = (("tagger",), ("rules", "tagger"))
+    assert choose_combination(docs, combos, BUDGET, "f2")[0] == ("rules", "tagger")
+    assert choose_combination(docs, combos, 0.02, "f2")[0] == ("tagger",)

@@ -158,8 +158,12 @@ def choose_combination(
     if objective == "recall_at_budget":
         return _recall_at_budget_choice(measured, table, 0.03 if collateral_budget is None else collateral_budget)
     key = "f2" if objective == "f2" else "f1"
-    best_f1 = max(getattr(m, key) for _, m, _ in measured)
-    best = next(item for item in measured if getattr(item[1], key) >= best_f1 - 1e-9)
+    pool = measured
+    if objective == "f2" and collateral_budget is not None:
+        # F2 pays for recall with collateral: only combinations within the budget compete (all, if none is)
+        pool = [item for item in measured if item[1].fpr <= collateral_budget] or measured
+    best_f1 = max(getattr(m, key) for _, m, _ in pool)
+    best = next(item for item in pool if getattr(item[1], key) >= best_f1 - 1e-9)
 
     def indistinguishable(item) -> bool:
         """Paired differences over the same document resamples: F1 no more than one standard error below
@@ -174,7 +178,8 @@ def choose_combination(
         )
         return getattr(item[1], key) >= best_f1 - se_f1 - 1e-9 and collateral_ok
 
-    eligible = [i for i, item in enumerate(measured) if indistinguishable(item)]
+    competing = {id(item) for item in pool}
+    eligible = [i for i, item in enumerate(measured) if id(item) in competing and indistinguishable(item)]
     chosen = measured[max(eligible, key=lambda i: (measured[i][1].tpr, -i))]
     for i, (row, (combination, _, _)) in enumerate(zip(table, measured, strict=True)):
         row["within_one_se"] = i in eligible
