@@ -64,10 +64,9 @@ class _Doc:
         self.text, self.gold, self.detected = text, gold, detected
 
 
-def test_combination_choice_follows_the_objective() -> None:
-    """The tagger finds three quarters of the names and nothing else (F1 0.857); with the rules added every
-    name is found, plus 10 clean characters of 380 in every document (F1 0.8, collateral 0.026, evenly
-    spread, so its bound holds). F1 keeps the tagger alone; recall_at_budget buys the recall."""
+def _tagger_or_union_docs() -> list[_Doc]:
+    """12 documents of 400 characters, two 10-character names each: the tagger finds 15 of the 20 name
+    characters and nothing else; the rules find both names and 10 clean characters (of 380)."""
     docs = []
     for _ in range(12):
         gold = [Span(10, 20, "PERSON"), Span(100, 110, "PERSON")]
@@ -75,7 +74,14 @@ def test_combination_choice_follows_the_objective() -> None:
         rules.append(Span(200, 210, "PERSON", source="pattern:x"))
         tagger = [Span(10, 20, "PERSON", source="tagger"), Span(100, 105, "PERSON", source="tagger")]
         docs.append(_Doc("x" * 400, gold, rules + tagger))
-    combos = (("tagger",), ("rules", "tagger"))
+    return docs
+
+
+def test_combination_choice_follows_the_objective() -> None:
+    """The tagger finds three quarters of the names and nothing else (F1 0.857); with the rules added every
+    name is found, plus 10 clean characters of 380 in every document (F1 0.8, collateral 0.026, evenly
+    spread, so its bound holds). F1 keeps the tagger alone; recall_at_budget buys the recall."""
+    docs, combos = _tagger_or_union_docs(), (("tagger",), ("rules", "tagger"))
     assert choose_combination(docs, combos, BUDGET, "f1")[0] == ("tagger",)
     by_recall, table = choose_combination(docs, combos, BUDGET, "recall_at_budget")
     assert by_recall == ("rules", "tagger")
@@ -113,13 +119,6 @@ def test_the_card_says_what_the_objective_bought() -> None:
 def test_f2_does_not_buy_recall_past_the_budget() -> None:
     """With the rules' collateral at 10 / 380 clean characters (0.026) F2 takes the union; with a budget
     below it, the tagger alone, however much more F2 the union scores."""
-    docs = []
-    for _ in range(12):
-        gold = [Span(10, 20, "PERSON"), Span(100, 110, "PERSON")]
-        rules = [Span(10, 20, "PERSON", source="pattern:x"), Span(100, 110, "PERSON", source="pattern:x")]
-        rules.append(Span(200, 210, "PERSON", source="pattern:x"))
-        tagger = [Span(10, 20, "PERSON", source="tagger"), Span(100, 105, "PERSON", source="tagger")]
-        docs.append(_Doc("x" * 400, gold, rules + tagger))
-    combos = (("tagger",), ("rules", "tagger"))
+    docs, combos = _tagger_or_union_docs(), (("tagger",), ("rules", "tagger"))
     assert choose_combination(docs, combos, BUDGET, "f2")[0] == ("rules", "tagger")
     assert choose_combination(docs, combos, 0.02, "f2")[0] == ("tagger",)

@@ -280,7 +280,7 @@ def choose_detectors(
     reasons: dict[str, str] = {}
     marginal: dict[str, tuple[int, int]] = {}
     if not rules_in:
-        base_fpr = _pooled_fpr(docs, family)
+        base_fpr = _pooled(docs, family).fpr
         for label in [*sorted(STRUCTURED_LABELS & set(by_label)), *sorted(set(by_label) - STRUCTURED_LABELS)]:
             if label in STRUCTURED_LABELS:
                 verdict = _exact_format_verdict(
@@ -350,7 +350,7 @@ def _exact_format_verdict(
     if posterior_precision(new_hits, new_spans) < KEEP_PRECISION:
         reason = f"dropped: of its {new_spans} spans the combination leaves open, {new_hits} are private"
         return False, (new_hits, new_spans), reason
-    fpr = _pooled_fpr(docs, (*combination, label_element(label)))
+    fpr = _pooled(docs, (*combination, label_element(label))).fpr
     if fpr > base_fpr + 1e-12 and (budget is None or fpr > budget):
         return False, (new_hits, new_spans), "dropped: collateral above the budget"
     return True, (new_hits, new_spans), "kept: exact format, precision on the domain's labels holds"
@@ -384,16 +384,6 @@ def _pooled(docs: Sequence, combination: Sequence[str]) -> Metrics:
         counts = doc_counts(pred, gold)
         tp, fp, pos, neg = tp + counts[0], fp + counts[1], pos + counts[2], neg + counts[3]
     return Metrics.from_counts(tp, fp, pos, neg)
-
-
-def _pooled_fpr(docs: Sequence, combination: Sequence[str]) -> float:
-    fp = neg = 0
-    for doc in docs:
-        gold = np.array(char_mask(doc.gold, len(doc.text)), dtype=bool)
-        pred = np.array(char_mask(select_sources(len(doc.text), doc.detected, combination), len(doc.text)), bool)
-        fp += int((pred & ~gold).sum())
-        neg += int((~gold).sum())
-    return fp / neg if neg else 0.0
 
 
 def recognizer_summary(rows: Sequence[dict]) -> dict:
