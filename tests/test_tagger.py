@@ -26,6 +26,7 @@ from curation.tagger.model import (
     Tagger,
     TaggerConfig,
     _build_head,
+    choose_threshold,
     decode_spans,
     entity_recall,
     train_tagger,
@@ -39,8 +40,6 @@ TRAIN = [
     ("The meeting moved to Thursday.", []),
     ("Our office closes early today.", []),
 ]
-
-
 
 
 def test_scoring_pass_yields_hidden_states_without_changing_nll(scorer):
@@ -94,6 +93,24 @@ def test_decoding_snaps_to_word_edges_and_picks_the_label_with_most_mass():
     probs[3] = [0.3, 0.6, 0.1]
     spans = decode_spans(text, starts, ends, probs, ["O", "PERSON", "LOCATION"], 0.5)
     assert [(text[s.start : s.end], s.label, s.source) for s in spans] == [("Quillon Vasquez", "PERSON", "tagger")]
+
+
+def test_tagger_threshold_is_the_middle_of_the_f1_plateau_not_a_spike_at_its_edge():
+    """Out-of-fold F1 is flat over a wide range; the plain argmax sits on a one-step spike (here 0.75,
+    where 12 clean words scoring 0.74 drop out) that any change of the hidden states moves."""
+
+    def item(score: float, private: bool) -> tuple[TaggedText, np.ndarray]:
+        gold = [Span(0, 4, "PERSON")] if private else []
+        probs = np.array([[1.0 - score, score]], dtype=np.float32)
+        return TaggedText("abcd", np.array([0]), np.array([4]), np.zeros((1, 1), np.float32), gold), probs
+
+    data = [item(0.75, True)] * 100 + [item(0.74, False)] * 12 + [item(0.35, False)] * 50
+    threshold, metrics = choose_threshold([d[0] for d in data], [d[1] for d in data])
+    assert 0.45 <= threshold <= 0.70, threshold  # the plain argmax is 0.75 (F1 1.0 there alone)
+    assert abs(metrics["f1"] - 2 * (100 / 112) / (100 / 112 + 1)) < 1e-6
+    # a collateral budget the plateau breaks moves the choice to the spike, the only point within it
+    threshold, _ = choose_threshold([d[0] for d in data], [d[1] for d in data], collateral_budget=0.01)
+    assert threshold == 0.75
 
 
 def test_entity_recall_counts_a_mention_only_when_fully_masked():
@@ -226,7 +243,7 @@ def test_credsweeper_batched_scan_equals_one_text_at_a_time():
 
     texts = [
         "db_password = 'Xq9!vTz2#LmW8rKp'\nuser = 'admin'\n",
-        "# notes\napi_key = \"sk-9fQ2hT7xLmP4vW8zR1cN6bY3\"\n",
+        '# notes\napi_key = "sk-9fQ2hT7xLmP4vW8zR1cN6bY3"\n',
         "db_password = 'Xq9!vTz2#LmW8rKp'\n",
         "Nothing secret here, only prose.",
         "   \n",
