@@ -83,3 +83,16 @@ def test_apostrophes_in_shouted_lines() -> None:
     text = "NOTE: MR. O'BRIEN CALLED. HE DOESN'T KNOW JOHN'S NUMBER"
     assert case_view(text) == "Note: Mr. O'Brien called. He doesn't know John's number"
     assert case_view("I CAN’T FIND D’ANGELO TODAY") == "I can’t find D’Angelo today"
+
+
+def test_initials_and_honorifics_lead_into_a_name() -> None:
+    """An initial stays a capital, an honorific takes its usual spelling, and the word after either is a
+    name even where the lexicon spells it in lower case (a surname that is a word) or it is short."""
+    text = "THE APPLICANT WAS REPRESENTED BY MS K. DORVANE AND BY Y. KAŞ, LAWYERS PRACTISING IN OSLO."
+    assert (
+        case_view(text) == "The applicant was represented by Ms K. Dorvane and by Y. Kaş, lawyers practising in Oslo."
+    )
+    assert case_view("DR BAKER SAW MRS MILLER AT 5 PM") == "Dr Baker saw Mrs Miller at 5 PM"
+    assert case_view("THE AGENT, MR J. WOŁĄSKEVIC OF THE MINISTRY") == "The agent, Mr J. Wołąskevic of the Ministry"
+    # no name follows: the words keep the lexicon's spelling
+    assert case_view("GRADE A. PASSED THE TEST") == "Grade A. Passed the test"
