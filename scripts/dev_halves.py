@@ -14,9 +14,13 @@ import argparse
 import json
 from pathlib import Path
 
+from curation.core.config import bundled
+from curation.labels.label_map import load_label_map
 from curation.labels.sets import load_labeled, split_records
 
-SETS = ("presidio_synth", "tab_echr_dev", "creddata_dev", "social_dev")
+SETS = ("presidio_synth", "tab_echr_dev", "creddata_dev", "social_dev", "meddocan_es_dev")
+# sets whose labels are a corpus' own vocabulary: the label map shipped for it (curation/data/label_maps)
+LABEL_MAPS = {"meddocan_es_dev": "meddocan.yaml"}
 
 
 def main() -> None:
@@ -28,7 +32,8 @@ def main() -> None:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     for name in SETS:
-        records = load_labeled(Path(args.data) / name / "labeled.jsonl")
+        label_map = load_label_map(bundled(f"label_maps/{LABEL_MAPS[name]}")) if name in LABEL_MAPS else None
+        records = load_labeled(Path(args.data) / name / "labeled.jsonl", label_map)
         for record in records:
             if record.id.startswith("cred-data/"):
                 record.scope_id = record.id.split("/")[1]  # one repository stays on one side

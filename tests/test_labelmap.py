@@ -105,7 +105,7 @@ def test_a_presidio_research_file_with_address_and_prefix_loads(tmp_path: Path) 
         ("Springfield", "LOCATION"),
         ("USA", "LOCATION"),
         ("1970", "DATE_TIME"),
-        ("54", "SURPRISE"),
+        ("54", "AGE"),  # the convention has an AGE label of its own
         ("nurse", "TITLE"),
         ("Czech", "NRP"),
     ]
@@ -160,7 +160,7 @@ def test_an_unknown_label_or_part_is_an_error_naming_file_line_and_known_labels(
             load_labeled(path)
         message = str(info.value)
         assert message.startswith(f"{path}:2: span 0: unknown label {label!r}")
-        assert "known labels: ACCOUNT_ID, API_KEY" in message and "PERSON" in message
+        assert "known labels: ACCOUNT_ID, AGE, API_KEY" in message and "PERSON" in message
         assert part is None or f"unknown part: {part}" in message
     with pytest.raises(UnknownLabelError):
         map_label("Token:")  # an empty part is no part the map knows
@@ -258,3 +258,17 @@ def test_label_map_file_is_part_of_the_run_fingerprint(tmp_path: Path) -> None:
     _label_map(tmp_path, {"Kunde": "ORGANIZATION"})
     assert run_fingerprint(config, **parts) != base
 
+
+def test_the_shipped_meddocan_map_loads_onto_age_and_id_number() -> None:
+    """The example map for Spanish clinical reports (issue 38): every type of MEDDOCAN's training split,
+    ages and identifiers onto the convention's own AGE and ID_NUMBER."""
+    from curation.core.config import bundled
+    from curation.labels.label_map import load_label_map
+
+    mapping = load_label_map(bundled("label_maps/meddocan.yaml"))
+    assert mapping["EDAD_SUJETO_ASISTENCIA"] == "AGE"
+    assert {mapping[k] for k in ("ID_SUJETO_ASISTENCIA", "ID_ASEGURAMIENTO", "ID_TITULACION_PERSONAL_SANITARIO")} == {
+        "ID_NUMBER"
+    }
+    raw = yaml.safe_load(bundled("label_maps/meddocan.yaml").read_text(encoding="utf-8"))
+    assert len(raw) == 21

@@ -233,7 +233,7 @@ def _normalized_surrogates(eng: SurrogateEngine, scope: str, values: list[str]) 
 
 @pytest.mark.parametrize("order", [0, 1])
 def test_spellings_of_one_value_share_identity_and_role(order: int) -> None:
-    """"Hardin" and "Ms. Hardin" normalize alike (one vault HMAC), so they must render alike, even when
+    """ "Hardin" and "Ms. Hardin" normalize alike (one vault HMAC), so they must render alike, even when
     "Hardin" is also a given name and an email reads it as one ("hardin.amber@..."): measured at 2,000
     documents, such pairs got two identities and two different surrogates."""
     values = ["Hardin", "Ms. Hardin"][:: 1 if order == 0 else -1]
@@ -247,7 +247,7 @@ def test_spellings_of_one_value_share_identity_and_role(order: int) -> None:
 
 
 def test_a_title_kept_from_the_original_does_not_force_a_tag() -> None:
-    """"Mrs." is a word of the original "Mrs. Jones"; the surrogate keeps the title, so only its drawn name
+    """ "Mrs." is a word of the original "Mrs. Jones"; the surrogate keeps the title, so only its drawn name
     may be checked against original words (else every titled mention fell back to [PERSON])."""
     eng = engine()
     eng.register_originals(["Mrs. Jones", "Mr Jones"])
@@ -950,3 +950,28 @@ def test_an_id_surrogate_keeps_no_word_of_its_original(value: str) -> None:
     words = {w.casefold() for w in re.findall(r"[A-Za-z]{4,}", value)}
     assert not words & {w.casefold() for w in re.findall(r"[A-Za-z]{4,}", out)}, out
     assert len(out) == len(value)
+
+
+def test_id_numbers_keep_their_shape_and_a_dni_its_valid_check_letter() -> None:
+    """A DNI/NIE surrogate is a valid DNI/NIE (check letter recomputed), never the original; other ids keep
+    length and character classes. The values are invented (12345678Z is the Spanish ministry's example)."""
+    import random
+
+    from curation.views.surrogates.formats import dni_check_letter, id_number_surrogate, is_dni
+
+    assert dni_check_letter("12345678") == "Z" and is_dni("12345678Z") and is_dni("X1234567L")
+    assert not is_dni("12345678A") and not is_dni("1234567Z")
+    for original in ("12345678Z", "X1234567L", "12.345.678-Z"):
+        fake = id_number_surrogate(original, random.Random(7))
+        assert fake != original and len(fake) == len(original) and is_dni(fake), fake
+    other = id_number_surrogate("NHC 368503", random.Random(7))
+    assert other is not None and len(other) == len("NHC 368503") and other != "NHC 368503"
+
+
+def test_ages_are_released_as_five_year_bands() -> None:
+    from curation.views.surrogates.formats import age_band
+
+    assert age_band("70 años") == "70-74 años"
+    assert age_band("aged 47") == "aged 45-49"
+    assert age_band("93 years") == "90+ years"
+    assert age_band("setenta años") is None

@@ -28,6 +28,12 @@ TITLE = "TITLE"  # job title / occupation: a quasi-identifier next to a name or 
 NRP = "NRP"
 URL = "URL"
 ACCOUNT_ID = "ACCOUNT_ID"
+# An identifier of a person issued by an authority or an institution: a national id (DNI/NIE), a patient
+# number, an insurance or a professional licence number. Apart from ACCOUNT_ID (accounts, references,
+# case numbers) because every clinical de-identification scheme lists it as PHI of its own.
+ID_NUMBER = "ID_NUMBER"
+# A person's age ("70 años", "aged 45"): PHI in clinical text, released as a band.
+AGE = "AGE"
 USERNAME = "USERNAME"
 PASSWORD = "PASSWORD"
 API_KEY = "API_KEY"

@@ -276,7 +276,8 @@ def partial_leak_scan(config: CurationConfig, warehouse: Warehouse) -> dict:
         for span in masks.get(doc_id, []):
             if span.label not in _PUBLIC_VOCABULARY_LABELS:
                 value = text[span.start : span.end].strip()
-                if span.label == S.ACCOUNT_ID:  # the short id codes an id surrogate keeps ('ACCT-') are no part
+                # the short id codes an id surrogate keeps ('ACCT-') are no part
+                if span.label in (S.ACCOUNT_ID, S.ID_NUMBER):
                     value = value[len(id_prefix(value)) :]
                 elif span.label == S.URL:
                     value = _URL_EXTENSION.sub(" ", value)

@@ -113,8 +113,7 @@ PRESIDIO_LABELS = {
     "NATION_PLURAL": S.NRP,
     "RELIGION": S.NRP,
     "ETHNICITY": S.NRP,
-    # attributes the NRP surrogate lists have no kind for: a generic tag
-    "AGE": S.SURPRISE,
+    # attributes the NRP surrogate lists have no kind for: a generic tag (an age is the convention's AGE)
     "GENDER": S.SURPRISE,
     "SEX": S.SURPRISE,
     # dates and times

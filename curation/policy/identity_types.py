@@ -27,6 +27,7 @@ TIE_ORDER = (
     S.USERNAME,
     S.PHONE_NUMBER,
     S.STREET_ADDRESS,
+    S.ID_NUMBER,
     S.ACCOUNT_ID,
     S.ORGANIZATION,
     S.LOCATION,
@@ -86,7 +87,7 @@ def misfiled_names(
     for doc_id, doc_spans in spans.items():
         kept = []
         for span in doc_spans:
-            if span.label == S.ACCOUNT_ID and name_shaped(texts[doc_id][span.start : span.end]):
+            if span.label in (S.ACCOUNT_ID, S.ID_NUMBER) and name_shaped(texts[doc_id][span.start : span.end]):
                 span = replace(span, label=S.PERSON)
                 relabeled += 1
             kept.append(span)

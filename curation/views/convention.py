@@ -47,6 +47,8 @@ KNOWN_LABELS = (
     S.TITLE,
     S.URL,
     S.ACCOUNT_ID,
+    S.ID_NUMBER,
+    S.AGE,
     S.USERNAME,
     S.PASSWORD,
     S.API_KEY,

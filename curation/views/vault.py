@@ -85,7 +85,7 @@ def normalize_value(entity_type: str, value: str) -> str:
     if entity_type in (S.PHONE_NUMBER, S.CREDIT_CARD, S.US_SSN):
         digits = re.sub(r"\D", "", text)
         return digits or text.casefold()
-    if entity_type in (S.IBAN_CODE, S.ACCOUNT_ID):
+    if entity_type in (S.IBAN_CODE, S.ACCOUNT_ID, S.ID_NUMBER):
         return re.sub(r"[\s-]", "", text).upper()
     if entity_type == S.IP_ADDRESS:
         try:
@@ -174,9 +174,7 @@ def _decode_key(raw: str, where: str) -> bytes:
 def _read_key_file(path: Path) -> KeyInfo:
     mode = stat.S_IMODE(path.stat().st_mode)
     if mode & 0o077:
-        warnings.warn(
-            f"key file {path} was readable by group/others (mode {mode:o}); made it 0600", stacklevel=3
-        )
+        warnings.warn(f"key file {path} was readable by group/others (mode {mode:o}); made it 0600", stacklevel=3)
         private_file(path)
     lines = [ln.strip() for ln in path.read_text(encoding="ascii").splitlines() if ln.strip()]
     is_dev = DEV_KEY_HEADER in lines

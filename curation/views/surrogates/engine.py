@@ -22,6 +22,7 @@ from curation.views.surrogates.formats import (
     _lay_digits,
     _shape,
     iban_surrogate,
+    id_number_surrogate,
     id_surrogate,
     ip_surrogate,
     phone_surrogate,
@@ -320,6 +321,7 @@ class SurrogateEngine:
         return {
             S.PHONE_NUMBER: lambda v, rng: phone_surrogate(v, rng),
             S.US_SSN: lambda v, rng: ssn_surrogate(v, rng),
+            S.ID_NUMBER: lambda v, rng: id_number_surrogate(v, rng),
             S.IBAN_CODE: lambda v, rng: iban_surrogate(v, rng),
             S.IP_ADDRESS: lambda v, rng: ip_surrogate(v, rng),
             S.CREDIT_CARD: lambda v, rng: _lay_digits(v, "".join(str(rng.randrange(10)) for _ in v)),

@@ -86,6 +86,57 @@ def id_surrogate(value: str, rng: random.Random) -> str | None:
     return prefix + _shape(body, rng, hex_only)
 
 
+DNI_LETTERS = "TRWAGMYFPDXBNJZSQVHLCKE"  # the check letter of a Spanish DNI/NIE: number mod 23
+_DNI = re.compile(r"([XYZxyz]?)([\d.\s-]{7,11})([\s-]?)([A-Za-z])")
+
+
+def dni_check_letter(number: str) -> str:
+    """The check letter of a DNI number, or of an NIE with its leading X/Y/Z."""
+    digits = re.sub(r"\D", "", number)
+    lead = number.strip()[:1].upper()
+    if lead in "XYZ" and lead:
+        digits = str("XYZ".index(lead)) + digits
+    return DNI_LETTERS[int(digits) % 23]
+
+
+def is_dni(value: str) -> bool:
+    """Whether ``value`` is a DNI (8 digits) or NIE (X/Y/Z + 7 digits) with its valid check letter."""
+    m = _DNI.fullmatch(value.strip())
+    if not m:
+        return False
+    digits = re.sub(r"\D", "", m.group(2))
+    if len(digits) != (7 if m.group(1) else 8):
+        return False
+    return dni_check_letter(m.group(1) + digits) == m.group(4).upper()
+
+
+def id_number_surrogate(value: str, rng: random.Random) -> str | None:
+    """An identifier of the same shape (:func:`id_surrogate`); a DNI/NIE keeps its X/Y/Z and gets the valid
+    check letter of its new digits, so a validator downstream still accepts it."""
+    if not is_dni(value):
+        return id_surrogate(value, rng)
+    m = _DNI.fullmatch(value.strip())
+    assert m is not None
+    lead, digit_part, separator, letter = m.groups()
+    new_digits = "".join(str(rng.randrange(10)) if c.isdigit() else c for c in digit_part)
+    check = dni_check_letter(lead + new_digits)
+    body = f"{lead}{new_digits}{separator}{check if letter.isupper() else check.lower()}"
+    start = value.index(value.strip())
+    return value[:start] + body + value[start + len(value.strip()) :]
+
+
+def age_band(value: str) -> str | None:
+    """The age's five-year band in the original's words ('70 años' -> '70-74 años'); 90 and over as '90+'
+    (HIPAA's safe harbour pools them); None when the value holds no age number."""
+    numbers = list(re.finditer(r"(?<!\d)\d{1,3}(?!\d)", value))
+    if not numbers:
+        return None
+    m = numbers[0]
+    age = int(m.group(0))
+    band = "90+" if age >= 90 else f"{age - age % 5}-{age - age % 5 + 4}"
+    return value[: m.start()] + band + value[m.end() :]
+
+
 def ssn_surrogate(value: str, rng: random.Random) -> str | None:
     """An SSN in the never-issued 900-999 area, in the original format."""
     if sum(c.isdigit() for c in value) != 9:

@@ -18,7 +18,7 @@ from curation.core import spans as S
 from curation.views.convention import STYLES, Rule
 from curation.views.surrogates.addresses import generalize_address
 from curation.views.surrogates.dates import shift_dates
-from curation.views.surrogates.formats import mask_keep_last
+from curation.views.surrogates.formats import age_band, mask_keep_last
 from curation.views.surrogates.model import NoFreshSurrogate
 from curation.views.vault import normalize_value
 
@@ -58,7 +58,11 @@ def keep_last(engine: OperatorEngine, scope_key: str, rule: Rule, label: str, va
 
 
 def generalize(engine: OperatorEngine, scope_key: str, rule: Rule, label: str, value: str) -> tuple[str, str]:
-    """A coarser value: an address or place to its region, a date to its year; else the typed tag."""
+    """A coarser value: an address or place to its region, a date to its year, an age to its five-year
+    band; else the typed tag."""
+    if label == S.AGE:
+        band = age_band(value)
+        return (band if band is not None and band != value else f"[{label}]"), "generalize"
     if label in (S.STREET_ADDRESS, S.LOCATION):
         return generalize_address(value), "generalize"
     if label == S.DATE_TIME:  # the year alone
