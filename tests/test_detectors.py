@@ -16,6 +16,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from curation import detect as detectors
 from curation.core.spans import (
     ACCOUNT_ID,
+    AGE,
     API_KEY,
     CONNECTION_STRING,
     CREDIT_CARD,
@@ -134,7 +135,7 @@ CASES = [
     ("text", "Mail {v} for access", "jane.doe@example.org", EMAIL_ADDRESS),
     ("text", "Order {v} has shipped", "ORD-20240512-7781", ACCOUNT_ID),
     ("text", "My username is {v}, not the email", "zk_walker9", USERNAME),
-    ("text", "The patient is a 47 year old {v}", "47", DATE_TIME),
+    ("text", "The patient is a 47 year old {v}", "47", AGE),
     ("text", "see {v} for details", "https://intranet.corp.test/wiki/Payroll?id=77", URL),
 ]
 
@@ -520,9 +521,10 @@ def test_truecased_caps_place_is_found(suite: DetectorSuite) -> None:
 
 
 def test_every_rule_is_in_exactly_one_family() -> None:
+    from curation.detect.language_rules import LANGUAGE_RULES
     from curation.detect.suite import RULE_FAMILIES
 
-    rule_names = [r.name for r in detectors.PII_RULES + detectors.CREDENTIAL_RULES]
+    rule_names = [r.name for r in detectors.PII_RULES + LANGUAGE_RULES + detectors.CREDENTIAL_RULES]
     finders = {"street_address", "address_block", "nrp", "job_title", "phone"}
     members = [m for family in RULE_FAMILIES.values() for m in family]
     assert sorted(members) == sorted([*rule_names, *finders])

@@ -957,7 +957,8 @@ def test_id_numbers_keep_their_shape_and_a_dni_its_valid_check_letter() -> None:
     length and character classes. The values are invented (12345678Z is the Spanish ministry's example)."""
     import random
 
-    from curation.views.surrogates.formats import dni_check_letter, id_number_surrogate, is_dni
+    from curation.detect.validators import dni_check_letter, is_dni
+    from curation.views.surrogates.formats import id_number_surrogate
 
     assert dni_check_letter("12345678") == "Z" and is_dni("12345678Z") and is_dni("X1234567L")
     assert not is_dni("12345678A") and not is_dni("1234567Z")

@@ -57,6 +57,9 @@ class DetectorSettings:
     allow_list: tuple[str, ...] = ()
     score_threshold: float | None = None
     use_credsweeper: bool | None = None
+    # the batch's language (curation.core.languages): its NER model and rule families. None: the batch
+    # domain's entry in `languages`, else English
+    language: str | None = None
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,7 @@ class Rule:
     validator: Callable[[str], bool] | None = None
     credential: bool = False  # part of the credential rule set (DetectorConfig.use_credentials)
     prose_only: bool = False  # skipped on CODE_KINDS, where e.g. "name: Optional" or "Named Tuple" abound
+    languages: frozenset[str] | None = None  # language codes it runs on (None: every language)
 
     def find(self, text: str) -> Iterator[Span]:
         """Yield validated spans; the match text stays local to this generator."""

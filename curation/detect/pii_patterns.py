@@ -8,6 +8,7 @@ from collections.abc import Iterator, Sequence
 
 from curation.core.spans import (
     ACCOUNT_ID,
+    AGE,
     CREDIT_CARD,
     DATE_TIME,
     EMAIL_ADDRESS,
@@ -294,7 +295,7 @@ PII_RULES: tuple[Rule, ...] = (
     ),
     _AgeRule(
         "age",
-        DATE_TIME,
+        AGE,
         _c(
             r"(?i)\b(?P<v>\d{1,3})[ -]?(?:years?|yrs?|y)[ -]?(?:old|/o|o\b)|\b(?:aged?|age of|turn(?:ed|s"
             r"|ing)?|i'?m|i am)[ \t]+(?P<w>\d{1,3})\b(?![.,:/-]?\d)|\b(?:he|she|i|they|who)[ \t]+(?:was|is"

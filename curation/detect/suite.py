@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import json
@@ -12,12 +13,14 @@ from typing import Any
 
 from curation.core.casing import CASE_VIEW_VERSION
 from curation.core.config import CurationConfig, DetectorSettings
+from curation.core.languages import DEFAULT_LANGUAGE, get_language, ner_model_installed
 from curation.core.spans import CREDIT_CARD, SECRET, Span, subtract
 from curation.core.textnorm import for_matching
 from curation.detect.addresses import _find_addresses, _find_recipients
 from curation.detect.base import CODE_KINDS, Rule
 from curation.detect.credentials import CREDENTIAL_RULES
 from curation.detect.credsweeper import CredSweeperDetector
+from curation.detect.language_rules import LANGUAGE_RULES
 from curation.detect.nrp import _find_nrp
 from curation.detect.pii_patterns import PII_RULES, _card_context, _PhoneFinder
 from curation.detect.presidio import (
@@ -33,7 +36,7 @@ from curation.detect.titles import _find_titles
 log = logging.getLogger(__name__)
 
 # Bump whenever a rule, mapping or default threshold changes: it goes into the dataset card.
-RULESET_VERSION = "2026.12-4"
+RULESET_VERSION = "2026.12-5"
 
 # Detector families by what they detect: rule names (``Rule.name``) and the finders without a Rule
 # (street_address, address_block, nrp, job_title, phone).  Presidio recognizers are families of their
@@ -75,6 +78,10 @@ RULE_FAMILIES: dict[str, frozenset[str]] = {
         "nrp": "nrp",
         "job_titles": "job_title",
         "phones": "phone",
+        # one language's conventions (curation/detect/language_rules.py)
+        "es_ids": "es_dni es_labeled_id",
+        "es_ages": "es_age",
+        "es_postal_codes": "es_postal_code",
     }.items()
 }
 
@@ -147,8 +154,10 @@ class DetectorSuite:
         )
         # Presidio with no recognizer left would load all its predefined ones: it does not run instead
         self._recognizers = PRESIDIO_RECOGNIZERS - self.config.excluded_families
-        rules = PII_RULES + (CREDENTIAL_RULES if self.config.use_credentials else ())
-        self._rules: tuple[Rule, ...] = tuple(r for r in rules if r.name not in self._off)
+        rules = PII_RULES + LANGUAGE_RULES + (CREDENTIAL_RULES if self.config.use_credentials else ())
+        self._rules: tuple[Rule, ...] = tuple(
+            r for r in rules if r.name not in self._off and (r.languages is None or self.config.language in r.languages)
+        )
 
     def __repr__(self) -> str:
         return f"DetectorSuite({self.config!r}, presidio_loaded={self._analyzer is not None})"
@@ -262,6 +271,8 @@ class DetectorSuite:
             "phonenumbers": _package_version("phonenumbers"),
             "spacy": _package_version("spacy"),
         }
+        if self.config.language != DEFAULT_LANGUAGE:  # English results keep the keys they always had
+            out["language"] = self.config.language
         if self.config.use_presidio:
             out["spacy_model"] = _spacy_model_version(self.config.spacy_model)
             out["case_view"] = CASE_VIEW_VERSION  # NER reads shouted lines true-cased
@@ -281,7 +292,22 @@ def suite_for_settings(settings) -> DetectorSuite:
         kwargs["score_threshold"] = settings.score_threshold
     if settings.use_credsweeper is not None:
         kwargs["use_credsweeper"] = settings.use_credsweeper
-    return DetectorSuite(DetectorConfig(**kwargs))
+    return DetectorSuite(config_for_language(DetectorConfig(**kwargs), settings.language or DEFAULT_LANGUAGE))
+
+
+def config_for_language(config: DetectorConfig, code: str) -> DetectorConfig:
+    """``config`` for texts in language ``code``: its spaCy pipeline and rule families. A language whose
+    pipeline is not installed runs without NER (the card says so); English without its model is an error."""
+    language = get_language(code)
+    if language.code == config.language and language.spacy_model == config.spacy_model:
+        return config
+    installed = ner_model_installed(language)
+    return dataclasses.replace(
+        config,
+        language=language.code,
+        spacy_model=language.spacy_model or config.spacy_model,
+        use_presidio=config.use_presidio and (installed or language.code == DEFAULT_LANGUAGE),
+    )
 
 
 def detector_suite(settings: DetectorSettings) -> DetectorSuite:

@@ -272,3 +272,27 @@ def _auth_value_ok(value: str) -> bool:
     has_alpha = any(c.isalpha() for c in v)
     mixed_case = any(c.islower() for c in v) and any(c.isupper() for c in v)
     return (has_digit and has_alpha) or (has_alpha and v.endswith("=")) or (mixed_case and len(v) >= 16)
+
+
+DNI_LETTERS = "TRWAGMYFPDXBNJZSQVHLCKE"  # the check letter of a Spanish DNI/NIE: number mod 23
+_DNI = re.compile(r"([XYZxyz]?)([\d.\s-]{7,11})([\s-]?)([A-Za-z])")
+
+
+def dni_check_letter(number: str) -> str:
+    """The check letter of a DNI number, or of an NIE with its leading X/Y/Z."""
+    digits = re.sub(r"\D", "", number)
+    lead = number.strip()[:1].upper()
+    if lead in "XYZ" and lead:
+        digits = str("XYZ".index(lead)) + digits
+    return DNI_LETTERS[int(digits) % 23]
+
+
+def is_dni(value: str) -> bool:
+    """Whether ``value`` is a DNI (8 digits) or NIE (X/Y/Z + 7 digits) with its valid check letter."""
+    m = _DNI.fullmatch(value.strip())
+    if not m:
+        return False
+    digits = re.sub(r"\D", "", m.group(2))
+    if len(digits) != (7 if m.group(1) else 8):
+        return False
+    return dni_check_letter(m.group(1) + digits) == m.group(4).upper()

@@ -10,13 +10,14 @@ import json
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from curation.core.config import MaskingConfig, bundled
+from curation.core.languages import DEFAULT_LANGUAGE, detect_language, language_of_records
 from curation.core.spans import Span, char_mask
 from curation.core.warehouse import Warehouse, load_token_scores, sha256_text
 from curation.detect.combination import choose_detectors, recognizer_summary, select_sources
@@ -198,12 +199,21 @@ class CalibratedSignals:
     scorer: ReferenceScorer
     warehouse: Warehouse
     cache: HiddenStateCache | None
-    suite: DetectorSuite | None
+    suites: dict[str, DetectorSuite | None]  # by language code
     head: Tagger | None
     thresholds: dict[str, float]
     val_docs: dict[str, list[ScoredDoc]]
     per_domain: dict[str, dict]
     tagger_summary: dict
+    languages: dict[str, str] = field(default_factory=dict)  # domain -> language code
+    settings: SignalSettings | None = None
+
+    def suite_for(self, domain: str, texts: Sequence[str] = ()) -> DetectorSuite | None:
+        """The detectors of the domain's language (a domain not calibrated here: detected from ``texts``)."""
+        language = self.languages.get(domain) or detect_language(texts)
+        if language not in self.suites:
+            self.suites[language] = _suite(self.settings or SignalSettings(), language)
+        return self.suites[language]
 
     def combination(self, domain: str) -> tuple[str, ...]:
         return tuple(self.per_domain[domain]["detector_combination"].split("+"))
@@ -215,8 +225,9 @@ class CalibratedSignals:
     def detect(self, docs: list[ScoredDoc], domain: str) -> list[np.ndarray | None]:
         """Add the rule, tagger (at the domain's threshold) and CredSweeper spans to new docs; return the
         tagger's token probabilities per doc (None without a tagger)."""
-        if self.suite is not None:
-            for doc, spans in zip(docs, self.suite.detect([d.text for d in docs], [d.kind for d in docs]), strict=True):
+        suite = self.suite_for(domain, [d.text for d in docs])
+        if suite is not None:
+            for doc, spans in zip(docs, suite.detect([d.text for d in docs], [d.kind for d in docs]), strict=True):
                 doc.detected = spans
         probs: list[np.ndarray | None] = [None] * len(docs)
         if self.head is not None:
@@ -231,14 +242,16 @@ class CalibratedSignals:
         return probs
 
 
-def _suite(settings: SignalSettings) -> DetectorSuite | None:
+def _suite(settings: SignalSettings, language: str = DEFAULT_LANGUAGE) -> DetectorSuite | None:
+    """The detectors for texts of ``language``: its NER model and rule families."""
     if not settings.use_detectors:
         return None
     if settings.detector_suite is not None:
         return settings.detector_suite
     from curation.detect import DetectorConfig, DetectorSuite
+    from curation.detect.suite import config_for_language
 
-    return DetectorSuite(DetectorConfig())
+    return DetectorSuite(config_for_language(DetectorConfig(), language))
 
 
 def _scored_sets(specs, settings: SignalSettings, scorer, warehouse, cache, what: str) -> dict[str, list[ScoredDoc]]:
@@ -315,12 +328,18 @@ def calibrated_signals(calibrate_on: Path | str | Sequence[str | Path] | None = 
     scorer = ReferenceScorer(settings.scoring or ScoringConfig())
     warehouse = Warehouse(settings.warehouse_path or default_cache())
     cache = HiddenStateCache(warehouse.path.parent, scorer.model_key) if settings.use_tagger else None
-    suite = _suite(settings)
+    suites: dict[str, DetectorSuite | None] = {}
+    languages: dict[str, str] = {}
     val_docs: dict[str, list[ScoredDoc]] = {}
     for name, path in specs:
         records = load_labeled(path, settings.label_map)
-        settings.progress(f"scoring and detecting calibration set {name!r} ({len(records)} records)")
-        val_docs[name] = scored(records, scorer, warehouse, suite, settings.progress, cache)
+        languages[name] = language = language_of_records(records)
+        if language not in suites:
+            suites[language] = _suite(settings, language)
+        settings.progress(
+            f"scoring and detecting calibration set {name!r} ({len(records)} records, language {language})"
+        )
+        val_docs[name] = scored(records, scorer, warehouse, suites[language], settings.progress, cache)
     head, thresholds, tagger_summary = None, {}, {"enabled": False}
     if settings.use_tagger:
         head, thresholds, tagger_summary = _train_tagger(settings, val_docs, scorer, warehouse, cache)
@@ -332,13 +351,27 @@ def calibrated_signals(calibrate_on: Path | str | Sequence[str | Path] | None = 
         combination, table, recognizers = choose_detectors(
             docs, collateral_budget=settings.collateral_budget, objective=settings.objective
         )
+        suite = suites[languages[name]]
         per_domain[name] = {
+            "language": languages[name],
+            "ner_model": (suite.versions.get("spacy_model") if suite is not None else None) or "none",
             "detector_combination": "+".join(combination),
             "calibration_combinations": table,
             "calibration_recognizers": recognizers,
         }
     return CalibratedSignals(
-        specs, scorer, warehouse, cache, suite, head, thresholds, val_docs, per_domain, tagger_summary
+        specs,
+        scorer,
+        warehouse,
+        cache,
+        suites,
+        head,
+        thresholds,
+        val_docs,
+        per_domain,
+        tagger_summary,
+        languages,
+        settings,
     )
 
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from curation.core.languages import get_language
 from curation.core.spans import Span
 from curation.labels.label_map import UnknownLabelError, map_label, unknown_label_message
 
@@ -38,6 +39,7 @@ class LabeledRecord:
     spans: list[Span] = field(default_factory=list)
     kind: str = "text"
     scope_id: str | None = None
+    language: str | None = None  # a language code (curation.core.languages); None: the domain's
 
     def to_dict(self) -> dict[str, Any]:
         """The JSONL form; default kind and missing scope are left out to keep files small."""
@@ -50,6 +52,8 @@ class LabeledRecord:
             out["kind"] = self.kind
         if self.scope_id is not None:
             out["scope_id"] = self.scope_id
+        if self.language is not None:
+            out["language"] = self.language
         return out
 
     @classmethod
@@ -70,8 +74,13 @@ class LabeledRecord:
         scope_id = data.get("scope_id")
         if scope_id is not None and not isinstance(scope_id, str | int):
             raise ValueError("'scope_id' must be a string or integer")
+        language = data.get("language")
+        if language is not None:
+            if not isinstance(language, str):
+                raise ValueError("'language' must be a language code such as 'en' or 'es'")
+            language = get_language(language).code  # LanguageError (a ValueError) names the supported ones
         spans = _parse_spans(data.get("spans"), text, label_map)
-        return cls(str(rec_id), text, spans, kind, None if scope_id is None else str(scope_id))
+        return cls(str(rec_id), text, spans, kind, None if scope_id is None else str(scope_id), language)
 
 
 def _span_dict(span: Span) -> dict[str, Any]:

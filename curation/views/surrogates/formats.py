@@ -8,6 +8,8 @@ import ipaddress
 import random
 import re
 
+from curation.detect.validators import _DNI, dni_check_letter, is_dni
+
 DOC_V4_NETS = ("192.0.2", "198.51.100", "203.0.113")
 MASK_CHAR = "*"
 _HEX = "0123456789abcdef"
@@ -84,30 +86,6 @@ def id_surrogate(value: str, rng: random.Random) -> str | None:
         return None
     hex_only = bool(re.fullmatch(r"[0-9a-f\W_]+|[0-9A-F\W_]+", body)) and any(c.isdigit() for c in body)
     return prefix + _shape(body, rng, hex_only)
-
-
-DNI_LETTERS = "TRWAGMYFPDXBNJZSQVHLCKE"  # the check letter of a Spanish DNI/NIE: number mod 23
-_DNI = re.compile(r"([XYZxyz]?)([\d.\s-]{7,11})([\s-]?)([A-Za-z])")
-
-
-def dni_check_letter(number: str) -> str:
-    """The check letter of a DNI number, or of an NIE with its leading X/Y/Z."""
-    digits = re.sub(r"\D", "", number)
-    lead = number.strip()[:1].upper()
-    if lead in "XYZ" and lead:
-        digits = str("XYZ".index(lead)) + digits
-    return DNI_LETTERS[int(digits) % 23]
-
-
-def is_dni(value: str) -> bool:
-    """Whether ``value`` is a DNI (8 digits) or NIE (X/Y/Z + 7 digits) with its valid check letter."""
-    m = _DNI.fullmatch(value.strip())
-    if not m:
-        return False
-    digits = re.sub(r"\D", "", m.group(2))
-    if len(digits) != (7 if m.group(1) else 8):
-        return False
-    return dni_check_letter(m.group(1) + digits) == m.group(4).upper()
 
 
 def id_number_surrogate(value: str, rng: random.Random) -> str | None:
