@@ -37,11 +37,17 @@ class BatchSource:
     origin: str  # "cli", "inbox" or "ui"
     registered_at: datetime | None = None
     domain: str | None = None  # the batch's domain (its calibration's, or reported unverified)
+    language: str | None = None  # the batch's language as given (--language); None = resolved by the config
 
     def load(self) -> CurationConfig:
         """The batch's config exactly as when it was registered (paths from the record)."""
         return load_config(
-            self.config_path, base_dir=self.base_dir, input=self.input, batch_id=self.batch_id, domain=self.domain
+            self.config_path,
+            base_dir=self.base_dir,
+            input=self.input,
+            batch_id=self.batch_id,
+            domain=self.domain,
+            language=self.language,
         )
 
 
@@ -58,6 +64,7 @@ def source_for(config: CurationConfig, config_path: str | None, origin: str) -> 
         config_digest=config.digest(),
         origin=origin,
         domain=config.domain,  # as given (--domain, the key, an inbox folder); None = the config's default
+        language=config.language,
     )
 
 
@@ -74,8 +81,9 @@ def register(warehouse: Warehouse, source: BatchSource) -> None:
             "origin": [source.origin],
             "registered_at": [datetime.now(UTC).replace(tzinfo=None)],
             "domain": [source.domain],
+            "language": [source.language],
         },
-        schema_overrides={"config_path": pl.String, "domain": pl.String},
+        schema_overrides={"config_path": pl.String, "domain": pl.String, "language": pl.String},
     )
     warehouse.replace(REGISTRY_TABLE, frame, "batch_id = ?", [source.batch_id])
 

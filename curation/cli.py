@@ -48,6 +48,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         "input": str(Path(args.input).resolve()) if args.input else None,
         "batch_id": args.batch_id,
         "domain": getattr(args, "domain", None),  # programmatic callers may predate --domain
+        "language": getattr(args, "language", None),
     }
     config = load_config(config_path, **overrides)
     if args.batch_id and not args.input:  # a batch waiting in the inbox: run it without the sensor
@@ -59,7 +60,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             overrides["domain"] = overrides["domain"] or entry.domain
             config = load_config(config_path, **overrides)
     print(
-        f"curation run: batch {config.batch_id}, domain {config.batch_domain}, input {config.input_path}",
+        f"curation run: batch {config.batch_id}, domain {config.batch_domain}, language "
+        f"{config.detectors.language}, input {config.input_path}",
         flush=True,
     )
     from curation.preflight import check_run_inputs
@@ -548,6 +550,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--domain",
         help="the batch's domain: calibrated on that domain's labeled set when one is registered "
         "(tagger.labeled_sets 'D=path'), else reported unverified (default: config `domain`, then tagger.domain)",
+    )
+    run.add_argument(
+        "--language",
+        help="the batch's language (en, es): its NER model, rule families and surrogate names (default: config "
+        "`language`, then `languages` for the domain, then the language of the domain's labeled set, then en)",
     )
     run.add_argument(
         "--batch-id",

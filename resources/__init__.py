@@ -28,6 +28,7 @@ class CurationSettings(dg.ConfigurableResource):
     input: str | None = None
     batch_id: str | None = None
     domain: str | None = None
+    language: str | None = None
 
     # The config of the run's delivery batch, resolved once when the run starts (`setup_for_execution`).
     _batch_config: CurationConfig | None = PrivateAttr(default=None)
@@ -51,7 +52,12 @@ class CurationSettings(dg.ConfigurableResource):
 
     def _configured(self) -> CurationConfig:
         return load_config(
-            self.config_path, base_dir=self.base_dir, input=self.input, batch_id=self.batch_id, domain=self.domain
+            self.config_path,
+            base_dir=self.base_dir,
+            input=self.input,
+            batch_id=self.batch_id,
+            domain=self.domain,
+            language=self.language,
         )
 
     def load(self) -> CurationConfig:
@@ -105,12 +111,21 @@ class KeyVault(dg.ConfigurableResource):
         return info
 
     def engine(self):
+        from curation.core.languages import get_language
         from curation.views.convention import load_convention
         from curation.views.surrogates import SurrogateEngine
 
         info = self.key()
-        convention = load_convention(self.settings.load().surrogates.convention)
-        return SurrogateEngine(info.key, convention, info.key_id)
+        config = self.settings.load()
+        convention = load_convention(config.surrogates.convention)
+        language = get_language(config.detectors.language or "en")
+        return SurrogateEngine(
+            info.key,
+            convention,
+            info.key_id,
+            name_locales=language.name_locales,
+            day_first_dates=language.day_first_dates,
+        )
 
     def open_vault(self):
         from curation.views.vault import Vault

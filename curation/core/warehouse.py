@@ -304,6 +304,7 @@ CREATE TABLE IF NOT EXISTS delivery_batches (
     batch_id VARCHAR, input VARCHAR, config_path VARCHAR, base_dir VARCHAR, input_digest VARCHAR,
     config_digest VARCHAR, origin VARCHAR, registered_at TIMESTAMP);
 ALTER TABLE delivery_batches ADD COLUMN IF NOT EXISTS domain VARCHAR;
+ALTER TABLE delivery_batches ADD COLUMN IF NOT EXISTS language VARCHAR;
 """
 
 

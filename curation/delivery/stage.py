@@ -46,8 +46,15 @@ def card_info(
     limitations = []
     if is_dev_key:
         limitations.append("Surrogates were made with a generated DEV key: this build is not a real delivery.")
+    language = config.detectors.language or "en"
+    if "spacy_model" not in versions:
+        limitations.append(
+            f"No NER model ran on this {language!r} batch (none installed for it, or NER switched off): names "
+            "and places were found by the learned tagger and the rules alone."
+        )
     return CardInfo(
         pretty_name=config.release.pretty_name,
+        languages=[language],
         summary=(
             "Privacy-sanitized text/code corpus produced by `curation`: detector and surprise-masking spans, "
             "rewritten with consistent fictional surrogates (and a typed-tag redacted view)."

@@ -12,9 +12,13 @@ from curation.views.surrogates.casing import _match_case
 DAYS_PER_MONTH = 365.25 / 12
 _MONTHS = [m.casefold() for m in calendar.month_name[1:]]
 _WEEKDAYS = [d.casefold() for d in calendar.day_name]
+# Spanish month names (the dates of a Spanish batch: "3 de marzo de 2016"), written back in Spanish
+_SPANISH_MONTHS = "enero febrero marzo abril mayo junio julio agosto septiembre octubre noviembre diciembre".split()
 _MON = (
     r"\b(?P<mon>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
-    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|"
+    + "|".join(_SPANISH_MONTHS)
+    + r"|setiembre)(?![^\W\d_])\.?"
 )
 _WD = (
     r"(?:\b(?P<wd>monday|tuesday|wednesday|thursday|friday|saturday|sunday|mon|tues?|wed|thu(?:rs?)?"
@@ -27,16 +31,31 @@ _DATE_PATTERNS = [
     ("mdy", _WD + _MON + r"\s+(?P<d>\d{1,2})" + _ORD + r"(?!\d)(?:,?\s+(?P<y>\d{4})(?!\d))?"),
     (
         "dmy",
-        _WD + r"(?:the\s+)?(?P<d>\d{1,2})" + _ORD + r"(?:\s+of)?\s+" + _MON + r"(?:,?\s+(?P<y>\d{4})(?!\d))?",
+        _WD
+        + r"(?:the\s+)?(?P<d>\d{1,2})"
+        + _ORD
+        + r"(?:\s+of|\s+de)?\s+"
+        + _MON
+        + r"(?:(?:,?|\s+de)\s+(?P<y>\d{4})(?!\d))?",
     ),
-    ("my", _MON + r",?\s+(?P<y>\d{4})(?!\d)"),
+    ("my", _MON + r"(?:,?|\s+de)\s+(?P<y>\d{4})(?!\d)"),
     ("y", r"(?<!\d)(?P<y>(?:19|20)\d{2})(?!\d)"),
 ]
 _DATE_RES = [(kind, re.compile(pattern, re.IGNORECASE)) for kind, pattern in _DATE_PATTERNS]
 
 
 def _month_index(text: str) -> int:
-    return next(i for i, m in enumerate(_MONTHS) if m.startswith(text.casefold()[:3])) + 1
+    word = text.casefold().rstrip(".")
+    if word in _SPANISH_MONTHS or word == "setiembre":
+        return 9 if word == "setiembre" else _SPANISH_MONTHS.index(word) + 1
+    return next(i for i, m in enumerate(_MONTHS) if m.startswith(word[:3])) + 1
+
+
+def _month_name(template: str, month: int) -> str:
+    """The shifted month in the template's language and style."""
+    if template.casefold().rstrip(".") in (*_SPANISH_MONTHS, "setiembre"):
+        return _match_case(template, _SPANISH_MONTHS[month - 1])
+    return _styled(template, calendar.month_name[month], _MONTHS)
 
 
 def _styled(template: str, full: str, names: Sequence[str]) -> str:
@@ -45,8 +64,9 @@ def _styled(template: str, full: str, names: Sequence[str]) -> str:
     return _match_case(template, full if is_full else full[:3])
 
 
-def _read_date(kind: str, m: re.Match[str]) -> tuple[dt.date, bool] | None:
-    """The date a match denotes (placeholder year 2000 / day 15 / July 2 where absent) and day-first."""
+def _read_date(kind: str, m: re.Match[str], day_first_default: bool = False) -> tuple[dt.date, bool] | None:
+    """The date a match denotes (placeholder year 2000 / day 15 / July 2 where absent) and day-first
+    (``day_first_default``: the language writes 03/04 as 3 April)."""
     g = m.groupdict()
     year = int(g["y"]) if g.get("y") else 2000
     if g.get("y") and len(g["y"]) == 2:
@@ -57,7 +77,7 @@ def _read_date(kind: str, m: re.Match[str]) -> tuple[dt.date, bool] | None:
             return dt.date(year, int(g["m"]), int(g["d"])), False
         if kind == "num":
             a, b = int(g["a"]), int(g["b"])
-            day_first = g["s"] == "." or a > 12
+            day_first = g["s"] == "." or a > 12 or (day_first_default and b <= 12)
             return (dt.date(year, b, a) if day_first else dt.date(year, a, b)), day_first
         if kind in ("mdy", "dmy"):
             return dt.date(year, _month_index(g["mon"]), int(g["d"])), False
@@ -87,7 +107,7 @@ def _write_date(kind: str, m: re.Match[str], new: dt.date, day_first: bool) -> s
     if g.get("d"):
         fields["d"] = num(new.day)
     if g.get("mon"):
-        fields["mon"] = _styled(g["mon"], calendar.month_name[new.month], _MONTHS)
+        fields["mon"] = _month_name(g["mon"], new.month)
     if g.get("ord"):
         suffix = "th" if 10 <= new.day % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(new.day % 10, "th")
         fields["ord"] = _match_case(g["ord"], suffix)
@@ -121,13 +141,14 @@ def _shift_date(kind: str, date: dt.date, days: int) -> dt.date:
     return date + dt.timedelta(days=days)
 
 
-def shift_dates(value: str, days: int) -> str | None:
+def shift_dates(value: str, days: int, day_first: bool = False) -> str | None:
     """Shift every date written in ``value`` by ``days``; None when no (valid) date is found.
 
     Day-precision dates move by ``days``; bare years and month-years by whole years / months
     (see :func:`_shift_date`). With ``days != 0`` no date is ever rendered unchanged: in the
     rare case a day-precision date without a year would read the same (a shift by a whole year),
-    it moves on by single days in the shift's direction until it reads differently.
+    it moves on by single days in the shift's direction until it reads differently. ``day_first``: numeric
+    dates of the batch's language are day/month (Spanish), unless the numbers say otherwise.
     """
     matches = []
     for priority, (kind, regex) in enumerate(_DATE_RES):
@@ -141,7 +162,7 @@ def shift_dates(value: str, days: int) -> str | None:
         return None
     out, cursor = [], 0
     for kind, match in chosen:
-        read = _read_date(kind, match)
+        read = _read_date(kind, match, day_first)
         if read is None:
             return None
         try:

@@ -89,10 +89,22 @@ class SurrogateEngine:
     and emails resolve to one identity), then :meth:`surrogate` / :meth:`apply` to rewrite.
     """
 
-    def __init__(self, key: bytes, convention: Convention, key_id: str) -> None:
+    def __init__(
+        self,
+        key: bytes,
+        convention: Convention,
+        key_id: str,
+        name_locales: tuple[str, ...] = (),
+        day_first_dates: bool = False,
+    ) -> None:
+        """``name_locales``: Faker locales of the batch language's name pool (() = the multi-locale default);
+        ``day_first_dates``: the language writes numeric dates day first (curation.core.languages)."""
         if len(key) < 16:
             raise SurrogateError("HMAC key must be at least 16 bytes")
         self._key = key
+        self.name_locales = tuple(name_locales)
+        self._pool = name_pool(self.name_locales)
+        self.day_first_dates = day_first_dates
         self.convention = convention
         self.key_id = key_id
         self._faker = Faker("en_US")
@@ -217,7 +229,7 @@ class SurrogateEngine:
                 clashes = sum(
                     1
                     for value in values
-                    if (shifted := shift_dates(value, offset)) is not None
+                    if (shifted := shift_dates(value, offset, self.day_first_dates)) is not None
                     and self._equals_original(S.DATE_TIME, shifted)
                 )
                 if best is None or clashes < best[0]:
@@ -325,8 +337,8 @@ class SurrogateEngine:
             S.IBAN_CODE: lambda v, rng: iban_surrogate(v, rng),
             S.IP_ADDRESS: lambda v, rng: ip_surrogate(v, rng),
             S.CREDIT_CARD: lambda v, rng: _lay_digits(v, "".join(str(rng.randrange(10)) for _ in v)),
-            S.LOCATION: lambda v, rng: _match_case(v, _city(rng)),
-            S.ORGANIZATION: lambda v, rng: _match_case(v, _company(rng)),
+            S.LOCATION: lambda v, rng: _match_case(v, _city(rng, self._pool)),
+            S.ORGANIZATION: lambda v, rng: _match_case(v, _company(rng, self._pool)),
             S.TITLE: lambda v, rng: _match_case(v, fake.job()),
         }
 
@@ -406,9 +418,8 @@ class SurrogateEngine:
     def _rng(self, *parts: str) -> random.Random:
         return random.Random(int.from_bytes(self._digest(*parts), "big"))
 
-    @staticmethod
-    def _given_name(rng: random.Random, gender: str | None) -> str:
-        pool = name_pool()
+    def _given_name(self, rng: random.Random, gender: str | None) -> str:
+        pool = self._pool
         return rng.choice(pool.male if gender == "male" else pool.female if gender == "female" else pool.given)
 
     def _identity_names(self, scope_key: str, identity: Identity) -> tuple[str, str]:
@@ -420,7 +431,7 @@ class SurrogateEngine:
         me = identity.key
         for counter in range(MAX_DRAWS):
             rng = self._rng(scope_key, "PERSON:identity", identity.key, str(counter))
-            first, last = self._given_name(rng, identity.gender), rng.choice(name_pool().last)
+            first, last = self._given_name(rng, identity.gender), rng.choice(self._pool.last)
             f, l_ = first.casefold(), last.casefold()
             if f == l_ or {f, l_} & self._original_tokens or _words(f"{f} {l_}") & self._original_words:
                 continue

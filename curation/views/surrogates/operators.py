@@ -29,6 +29,8 @@ class OperatorEngine(Protocol):
 
     def indexed_tag(self, scope_key: str, label: str, value: str) -> str: ...
 
+    day_first_dates: bool  # the batch language writes numeric dates day first
+
     def scope_date_offset(self, scope_key: str, values: Sequence[str] = ()) -> int: ...
 
     def surrogate_value(self, scope_key: str, label: str, value: str) -> str | None: ...
@@ -73,7 +75,7 @@ def generalize(engine: OperatorEngine, scope_key: str, rule: Rule, label: str, v
 
 def date_shift(engine: OperatorEngine, scope_key: str, rule: Rule, label: str, value: str) -> tuple[str, str]:
     """Every date of the scope moved by one keyed offset (intervals kept); unshiftable -> typed tag."""
-    shifted = shift_dates(value, engine.scope_date_offset(scope_key, [value]))
+    shifted = shift_dates(value, engine.scope_date_offset(scope_key, [value]), engine.day_first_dates)
     if shifted is None or _folded(shifted) == _folded(value):
         return f"[{label}]", "typed_tag"
     if normalize_value(label, shifted) == normalize_value(label, value):

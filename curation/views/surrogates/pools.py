@@ -17,6 +17,8 @@ NAME_POOL_LOCALES = (
     "nl_NL", "sv_SE", "da_DK", "no_NO", "fi_FI", "pt_PT", "pt_BR", "cs_CZ",
 )  # fmt: skip
 _POOL_NAME_RE = re.compile(r"[A-Z][a-z]+(?:[-'][A-Z]?[a-z]+)?")
+# a language's own pool (curation.core.languages.Language.name_locales) keeps its accented names: José, Núñez
+_ACCENTED_NAME_RE = re.compile(r"[A-ZÀ-ÖØ-Þ][a-zß-öø-ÿ]+(?:[-'][A-ZÀ-ÖØ-Þ]?[a-zß-öø-ÿ]+)?")
 
 
 @dataclass(frozen=True, repr=False)
@@ -33,27 +35,29 @@ class NamePool:
 
 
 @cache
-def name_pool() -> NamePool:
+def name_pool(locales: tuple[str, ...] = ()) -> NamePool:
+    """The pool of ``locales`` (a language's own, accented names kept), or of NAME_POOL_LOCALES for ()."""
     import importlib
 
     male: set[str] = set()
     female: set[str] = set()
     last: set[str] = set()
-    for locale in NAME_POOL_LOCALES:
+    shape = _ACCENTED_NAME_RE if locales else _POOL_NAME_RE
+    for locale in locales or NAME_POOL_LOCALES:
         provider = importlib.import_module(f"faker.providers.person.{locale}").Provider
         for target, attr in ((male, "first_names_male"), (female, "first_names_female"), (last, "last_names")):
-            target.update(n for n in getattr(provider, attr, ()) if _POOL_NAME_RE.fullmatch(n))
+            target.update(n for n in getattr(provider, attr, ()) if shape.fullmatch(n))
     both = male & female  # a name listed as both says nothing about gender
     return NamePool(
         tuple(sorted(male - both)), tuple(sorted(female - both)), tuple(sorted(male | female)), tuple(sorted(last))
     )
 
 
-def _city(rng: random.Random) -> str:
+def _city(rng: random.Random, pool: NamePool | None = None) -> str:
     """A fictional town in the en_US Faker formats ("Port Gnoddeton", "Hedinburgh"), from the name pool."""
     from faker.providers.address.en_US import Provider
 
-    pool = name_pool()
+    pool = pool or name_pool()
     prefix, suffix = rng.choice(Provider.city_prefixes), rng.choice(Provider.city_suffixes)
     shape = rng.randrange(4)
     if shape == 0:
@@ -63,11 +67,11 @@ def _city(rng: random.Random) -> str:
     return f"{rng.choice(pool.given if shape == 2 else pool.last)}{suffix}"
 
 
-def _company(rng: random.Random) -> str:
+def _company(rng: random.Random, pool: NamePool | None = None) -> str:
     """A company name in the en_US Faker formats ("Maspero LLC", "Bader-Inglis"), from the name pool."""
     from faker.providers.company.en_US import Provider
 
-    last = name_pool().last
+    last = (pool or name_pool()).last
     shape = rng.randrange(3)
     if shape == 0:
         return f"{rng.choice(last)} {rng.choice(Provider.company_suffixes)}"
