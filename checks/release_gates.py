@@ -5,7 +5,7 @@ import dagster as dg
 
 from assets._common import DELIVERY_BATCHES, batch_config, one_connection
 from checks._record import to_check_result
-from curation.core.warehouse import CALIBRATION_BATCH
+from curation.core.warehouse import CALIBRATION_BATCH, stage_summary
 from curation.gates import release_gates as gates
 from curation.policy.stored import current_calibration
 from resources import CurationSettings, Detectors, KeyVault, ReferenceModel
@@ -47,7 +47,7 @@ def calibration_coverage(
     with a WARN result lets the run go on: Dagster stops downstream steps on ERROR failures only.)"""
     config, warehouse = batch_config(context, settings), settings.warehouse()
     _, _, summary = current_calibration(config, warehouse, reference_model.scorer().model_key)
-    result = gates.calibration_coverage(summary, config)
+    result = gates.calibration_coverage(summary, config, stage_summary(warehouse, config.batch_id, "mask_spans"))
     required = config.gates.require_domain_labels
     severity = dg.AssetCheckSeverity.ERROR if required else dg.AssetCheckSeverity.WARN
     return to_check_result(context, warehouse, config.batch_id, result, severity=severity)

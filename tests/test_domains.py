@@ -97,6 +97,23 @@ def test_calibration_coverage_warns_on_another_domain_or_too_little_and_passes_o
     assert not gates.is_advisory(gates.CALIBRATION_COVERAGE, blocked.detail)
 
 
+def test_detectors_masking_far_more_of_a_batch_than_of_their_calibration_fail_coverage(tmp_path):
+    """The label-free guard for the detectors (issue 38): English NER on Spanish notes masked 30% of the
+    clean text; a batch whose detector share is past what the budget allows cannot carry the card's collateral."""
+    from curation.policy.masking import detector_transfer
+
+    own = load_config(None, base_dir=str(tmp_path))
+    held = detector_transfer(0.10, 0.11, collateral_budget=0.03, calibrated_fpr=0.01)
+    broke = detector_transfer(0.10, 0.30, collateral_budget=0.03, calibrated_fpr=0.01)
+    assert held["held"] and not broke["held"] and broke["limit"] == 0.12
+    assert gates.calibration_coverage(_summary("support", 90, 4000), own, {"detector_transfer": held}).passed
+    failed = gates.calibration_coverage(_summary("support", 90, 4000), own, {"detector_transfer": broke})
+    assert not failed.passed and "the detectors mask 30.0% of this batch" in failed.detail["reason"]
+    strict = load_config(None, base_dir=str(tmp_path), gates={"require_domain_labels": True})
+    blocked = gates.calibration_coverage(_summary("support", 90, 4000), strict, {"detector_transfer": broke})
+    assert not blocked.passed and not gates.is_advisory(gates.CALIBRATION_COVERAGE, blocked.detail)
+
+
 def test_the_card_opens_with_the_coverage_statement(tmp_path):
     config = load_config(None, base_dir=str(tmp_path), domain="posts")
     unverified = gates.calibration_coverage(_summary("support", 90, 4000), config)

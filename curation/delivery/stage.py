@@ -37,11 +37,11 @@ def card_info(
     _, applied, summary = current_calibration(config, warehouse, model_key)
     from curation.gates.release_gates import calibration_coverage
 
-    coverage = calibration_coverage(summary, config)
+    mask_summary = stage_summary(warehouse, batch, "mask_spans")
+    coverage = calibration_coverage(summary, config, mask_summary)
     validation = summary["validation"]
     heldout = summary["heldout"]
     residual = gates.get("residual_detector_audit")
-    mask_summary = stage_summary(warehouse, batch, "mask_spans")
     leak = gates.get("residual_leak_scan", {})
     limitations = []
     if is_dev_key:
@@ -89,6 +89,11 @@ def card_info(
                 if mask_summary.get("surprise_transfer")
                 else {}
             ),
+            **(
+                {"detector_transfer": _detector_transfer_line(mask_summary["detector_transfer"])}
+                if mask_summary.get("detector_transfer")
+                else {}
+            ),
         },
         validation_metrics={**(validation["metrics"] or {}), "auroc": validation["auroc"]},
         held_out_metrics={**(heldout["metrics"] or {}), "auroc": heldout["auroc"]},
@@ -118,6 +123,20 @@ def card_info(
         calibration_coverage={"passed": coverage.passed, **coverage.detail},
         # the views the release ships, so the card's `configs:` lets `datasets` load the folder as is
         tables={name: frame.height for name, frame in internal_release_tables(config, warehouse).items()},
+    )
+
+
+def _detector_transfer_line(transfer: dict) -> str:
+    """Whether the detectors' collateral carried over to this batch (label-free), in words."""
+    measured = (
+        f"the detectors mask {transfer['batch_detector_fraction']:.2%} of this batch's text, "
+        f"{transfer['calibration_detector_fraction']:.2%} of the calibration documents' (limit {transfer['limit']:.2%})"
+    )
+    if transfer["held"]:
+        return f"held: {measured}"
+    return (
+        f"did not hold: {measured}; the collateral reported above was measured on other text, so label "
+        "documents of this batch (`curation label export`) and calibrate on them"
     )
 
 

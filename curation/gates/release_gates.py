@@ -258,11 +258,12 @@ def masked_fraction_budget(warehouse: Warehouse, config: CurationConfig) -> Gate
     return explained(result, measured, f"[{g.masked_fraction_min}, {g.masked_fraction_max}]", why)
 
 
-def calibration_coverage(summary: dict, config: CurationConfig) -> GateResult:
+def calibration_coverage(summary: dict, config: CurationConfig, mask_summary: dict | None = None) -> GateResult:
     """Was this batch's domain calibrated on labeled data of its own, and enough of it? Otherwise the
     collateral and recall the calibration reports were measured on other text and do not carry over (on
     informal posts calibrated on synthetic PII, precision fell to 0.32 and collateral tripled the budget).
-    Advisory (WARN) unless `gates.require_domain_labels`; the card's summary says the same."""
+    And did the detectors' collateral carry over to the batch (``mask_summary``'s label-free
+    ``detector_transfer``)? Advisory (WARN) unless `gates.require_domain_labels`; the card says the same."""
     g = config.gates
     domain, calibrated_on = config.batch_domain, summary.get("domain") or config.calibration_domain
     heldout = summary.get("heldout") or {}
@@ -296,6 +297,17 @@ def calibration_coverage(summary: dict, config: CurationConfig) -> GateResult:
         passed = False
     else:
         passed = True
+    transfer = (mask_summary or {}).get("detector_transfer")
+    if transfer is not None:
+        detail["detector_transfer"] = transfer
+        if passed and not transfer["held"]:
+            detail["reason"] = (
+                f"the detectors mask {transfer['batch_detector_fraction']:.1%} of this batch, "
+                f"{transfer['calibration_detector_fraction']:.1%} of the calibration documents (limit "
+                f"{transfer['limit']:.1%}): the collateral the card reports cannot hold here; label documents "
+                f"like these with {label_cmd} (another language? set `languages` for domain {domain})"
+            )
+            passed = False
     return explained(
         GateResult(CALIBRATION_COVERAGE, passed, detail),
         f"domain {domain}, calibrated on {calibrated_on}: {docs} held-out documents, {target_chars} target chars",

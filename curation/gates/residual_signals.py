@@ -208,7 +208,8 @@ def surprise_residual_signal(config: CurationConfig, warehouse: Warehouse, model
 # date's month and year, a nationality's group word): not scanned for kept parts.
 # A street address is generalized to the city and state of the original (the convention's choice of what
 # ships), so its surrogate keeps those words by design.
-_PUBLIC_VOCABULARY_LABELS = frozenset({S.TITLE, S.DATE_TIME, S.NRP, S.STREET_ADDRESS})
+# (an age is written back as its band with the original's own unit word: "70 años" -> "70-74 años")
+_PUBLIC_VOCABULARY_LABELS = frozenset({S.TITLE, S.DATE_TIME, S.NRP, S.STREET_ADDRESS, S.AGE})
 # The file extension a URL surrogate keeps ('.html'): not a part of the original.
 _URL_EXTENSION = re.compile(r"\.[A-Za-z]{2,4}(?=$|[?#])")
 # Words the surrogate engine itself writes (schemes, reserved example domains): public, never a kept part.

@@ -21,7 +21,7 @@ from curation.policy.calibration import (
     finite_or_none,
 )
 from curation.policy.documents import load_scored_docs
-from curation.policy.masking import surprise_added_fraction
+from curation.policy.masking import detector_collateral, detector_masked_fraction, surprise_added_fraction
 from curation.policy.stored import calibration_input_digest
 
 
@@ -79,6 +79,10 @@ def calibrate_stage(config: CurationConfig, warehouse: Warehouse, model_key: str
         # what the surprise part masks beyond the detectors on the calibration documents: the label-free
         # yardstick each batch's masking compares its own against (masking.surprise_transfer)
         "surprise_added_fraction": round(surprise_added_fraction(calib_docs, calibration), 6),
+        # the same for the chosen detectors: their share of the calibration documents and their collateral
+        # there (masking.detector_transfer)
+        "detector_masked_fraction": round(detector_masked_fraction(calib_docs), 6),
+        "detector_fpr": round(detector_collateral(calib_docs), 6),
     }
     _store(warehouse, calibration_id, model_key, digest, calibration, summary)
     return CalibrationOutcome(calibration_id, summary, calibration)

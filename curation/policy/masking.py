@@ -71,6 +71,45 @@ def surprise_transfer(
     }
 
 
+def detector_masked_fraction(docs: Sequence[ScoredDoc]) -> float:
+    """Share of all characters inside the (chosen) detector spans: needs no labels."""
+    masked = total = 0
+    for doc in docs:
+        masked += int(np.sum(np.array(char_mask(doc.detected, len(doc.text)), dtype=bool)))
+        total += len(doc.text)
+    return masked / total if total else 0.0
+
+
+def detector_collateral(docs: Sequence[ScoredDoc]) -> float:
+    """The chosen detectors' collateral on labeled documents: clean characters they mask / clean characters."""
+    clean = false_hits = 0
+    for doc in docs:
+        n = len(doc.text)
+        gold = np.array(char_mask(doc.gold, n), dtype=bool)
+        found = np.array(char_mask(doc.detected, n), dtype=bool)
+        false_hits += int(np.sum(found & ~gold))
+        clean += int(np.sum(~gold))
+    return false_hits / clean if clean else 0.0
+
+
+def detector_transfer(
+    calibration_fraction: float, batch_fraction: float, collateral_budget: float, calibrated_fpr: float
+) -> dict:
+    """Whether the detectors' collateral carried over to a batch, judged without labels, as
+    :func:`surprise_transfer` judges surprise: whatever the detectors mask beyond their share of the
+    calibration documents may all be collateral; it held if even then the collateral stays within budget.
+    A batch in a language the calibration never saw is the case it is for: English NER on Spanish notes
+    masked 30% of their clean text while the card carried the English calibration's 0.017."""
+    limit = calibration_fraction + max(0.0, collateral_budget - calibrated_fpr)
+    return {
+        "calibration_detector_fraction": round(calibration_fraction, 4),
+        "batch_detector_fraction": round(batch_fraction, 4),
+        "calibrated_fpr": round(calibrated_fpr, 4),
+        "limit": round(limit, 4),
+        "held": batch_fraction <= limit,
+    }
+
+
 def trim_whitespace(text: str, spans: Sequence[Span]) -> list[Span]:
     """Drop leading/trailing whitespace from spans (BPE tokens carry their leading space)."""
     out = []

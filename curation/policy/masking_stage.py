@@ -17,6 +17,8 @@ from curation.policy.identity_types import misfiled_names, one_type_per_identity
 from curation.policy.masking import (
     checked_transfer,
     combine,
+    detector_masked_fraction,
+    detector_transfer,
     redact,
     supplied_label_recall,
     surprise_spans,
@@ -34,6 +36,14 @@ def mask_stage(config: CurationConfig, warehouse: Warehouse, model_key: str) -> 
     if combination:
         for doc in docs:
             doc.detected = select_sources(len(doc.text), doc.detected, combination)
+    detectors_held = None
+    if stored_summary.get("detector_masked_fraction") is not None:
+        detectors_held = detector_transfer(
+            stored_summary["detector_masked_fraction"],
+            detector_masked_fraction(docs),
+            config.calibration.collateral_budget,
+            float(stored_summary.get("detector_fpr") or 0.0),
+        )
     scope_rows = warehouse.query("SELECT doc_id, scope_id FROM documents WHERE batch_id = ?", [config.batch_id])
     scope_of = dict(scope_rows.iter_rows())
     texts = {d.doc_id: d.text for d in docs}
@@ -89,6 +99,7 @@ def mask_stage(config: CurationConfig, warehouse: Warehouse, model_key: str) -> 
         "calibration_id": calibration_id,
         "policy": applied.policy,
         "surprise_transfer": transfer,
+        "detector_transfer": detectors_held,
         "documents": len(docs),
         "mask_spans": len(rows),
         "masked_chars": masked_chars,
