@@ -110,6 +110,19 @@ def detector_transfer(
     }
 
 
+def checked_detector_transfer(stored_summary: dict, docs: Sequence[ScoredDoc], collateral_budget: float) -> dict | None:
+    """:func:`detector_transfer` of a batch (its docs' chosen detector spans) against the stored calibration;
+    None for a calibration stored before it measured its detectors' share."""
+    if stored_summary.get("detector_masked_fraction") is None:
+        return None
+    return detector_transfer(
+        stored_summary["detector_masked_fraction"],
+        detector_masked_fraction(docs),
+        collateral_budget,
+        float(stored_summary.get("detector_fpr") or 0.0),
+    )
+
+
 def trim_whitespace(text: str, spans: Sequence[Span]) -> list[Span]:
     """Drop leading/trailing whitespace from spans (BPE tokens carry their leading space)."""
     out = []

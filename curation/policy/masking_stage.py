@@ -15,16 +15,33 @@ from curation.policy.documents import batch_documents, load_scored_docs, mask_sp
 from curation.policy.extents import masked_whole, structured_targets
 from curation.policy.identity_types import misfiled_names, one_type_per_identity
 from curation.policy.masking import (
+    checked_detector_transfer,
     checked_transfer,
     combine,
-    detector_masked_fraction,
-    detector_transfer,
     redact,
     supplied_label_recall,
     surprise_spans,
 )
 from curation.policy.propagation import propagate_mentions
 from curation.policy.stored import current_calibration
+
+
+def _store_masks(
+    warehouse: Warehouse, batch: str, masked: dict[str, list[Span]], calibration_id: str
+) -> tuple[list[tuple], pl.DataFrame]:
+    """The batch's mask spans as rows of ``mask_spans`` (replacing the batch's previous ones)."""
+    rows = [
+        (batch, doc_id, s.start, s.end, s.label, s.score, s.source or "detector", calibration_id)
+        for doc_id, spans in masked.items()
+        for s in spans
+    ]
+    frame = pl.DataFrame(
+        rows,
+        schema=["batch_id", "doc_id", "start", "end", "label", "score", "source", "calibration_id"],
+        orient="row",
+    )
+    warehouse.replace("mask_spans", frame, "batch_id = ?", [batch])
+    return rows, frame
 
 
 def mask_stage(config: CurationConfig, warehouse: Warehouse, model_key: str) -> dict:
@@ -36,20 +53,13 @@ def mask_stage(config: CurationConfig, warehouse: Warehouse, model_key: str) -> 
     if combination:
         for doc in docs:
             doc.detected = select_sources(len(doc.text), doc.detected, combination)
-    detectors_held = None
-    if stored_summary.get("detector_masked_fraction") is not None:
-        detectors_held = detector_transfer(
-            stored_summary["detector_masked_fraction"],
-            detector_masked_fraction(docs),
-            config.calibration.collateral_budget,
-            float(stored_summary.get("detector_fpr") or 0.0),
-        )
     scope_rows = warehouse.query("SELECT doc_id, scope_id FROM documents WHERE batch_id = ?", [config.batch_id])
     scope_of = dict(scope_rows.iter_rows())
     texts = {d.doc_id: d.text for d in docs}
     # once: the transfer check and the masks use them; the detectors policy uses neither
     surprising = {d.doc_id: surprise_spans(d, applied) if applied.policy != "detectors" else [] for d in docs}
     budget = config.calibration.collateral_budget
+    detectors_held = checked_detector_transfer(stored_summary, docs, budget)  # the chosen detectors' share
     applied, transfer = checked_transfer(applied, stored_summary, docs, budget, surprising)
     # a span found is masked whole (no mask ends inside an e-mail, URL, phone number or word), before
     # propagation (which then finds whole values) and after it (a propagated name inside an e-mail)
@@ -79,17 +89,7 @@ def mask_stage(config: CurationConfig, warehouse: Warehouse, model_key: str) -> 
     masked, misfiled = misfiled_names(texts, masked)
     masked, relabeled = one_type_per_identity(texts, masked, identity_scope)
     masked = {doc_id: masked_whole(texts[doc_id], spans, targets.get(doc_id, [])) for doc_id, spans in masked.items()}
-    rows = [
-        (config.batch_id, doc_id, s.start, s.end, s.label, s.score, s.source or "detector", calibration_id)
-        for doc_id, spans in masked.items()
-        for s in spans
-    ]
-    frame = pl.DataFrame(
-        rows,
-        schema=["batch_id", "doc_id", "start", "end", "label", "score", "source", "calibration_id"],
-        orient="row",
-    )
-    warehouse.replace("mask_spans", frame, "batch_id = ?", [config.batch_id])
+    rows, frame = _store_masks(warehouse, config.batch_id, masked, calibration_id)
     total = sum(len(t) for t in texts.values())
     dropped = [
         s for doc_id, text in texts.items() for s in dropped_spans(len(text), found[doc_id], masked.get(doc_id, []))
