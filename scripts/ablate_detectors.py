@@ -109,8 +109,14 @@ def evaluate(name: str, domain: str, halves: Path, warehouse: Path, runs: Path, 
         progress=lambda message: None,
     )
     s = metrics["summary"]
-    return {"f1": s["f1"], "precision": s["precision"], "recall": s["tpr"], "policy": s["policy"],
-            "detector_combination": s["detector_combination"], "seconds": s["seconds"]}
+    return {
+        "f1": s["f1"],
+        "precision": s["precision"],
+        "recall": s["tpr"],
+        "policy": s["policy"],
+        "detector_combination": s["detector_combination"],
+        "seconds": s["seconds"],
+    }
 
 
 def main() -> int:

@@ -2,7 +2,7 @@
 
     .venv/bin/python scripts/learning_curve.py --out .devcache/curve [--warehouse .devcache/eval.duckdb]
         [--data ../shared/data] [--sets presidio_synth,tab_echr_dev,creddata_dev] [--counts 10,20,40]
-        [--seeds 0,1,2]
+        [--seeds 0,1,2] [--retrain]
 
 For each development set it takes the seeded halves (scripts/dev_halves.py): the *pool* half plays a
 corpus nobody labeled, the *test* half stays held out. Every point runs the commands a user runs:
@@ -18,7 +18,9 @@ corpus nobody labeled, the *test* half stays held out. Every point runs the comm
 The tagger always trains on the bundled public sets as well (a user's default), and those were drawn from
 the pool half of presidio_synth and tab_echr_dev: on those two sets the curve measures what labels add to
 calibration and to a tagger that has seen the domain; creddata_dev (code) has no bundled training data, so
-its curve is the cold start. Writes OUT/curve.json, OUT/curve.md (the table) and OUT/curve.png.
+its curve is the cold start. ``--retrain`` trains the tagger on each point's labels as well (no
+``--train-on``): what a domain in a language the bundled sets lack needs (meddocan_es_dev, Spanish).
+Writes OUT/curve.json, OUT/curve.md (the table) and OUT/curve.png.
 """
 
 from __future__ import annotations
@@ -31,7 +33,12 @@ import sys
 import time
 from pathlib import Path
 
-DOMAINS = {"presidio_synth": "synthetic_pii", "tab_echr_dev": "court", "creddata_dev": "code"}
+DOMAINS = {
+    "presidio_synth": "synthetic_pii",
+    "tab_echr_dev": "court",
+    "creddata_dev": "code",
+    "meddocan_es_dev": "clinical_es",
+}
 ROOT = Path(__file__).resolve().parents[1]
 CURATION = str(ROOT / ".venv" / "bin" / "curation")
 BUNDLED_VALIDATION = ROOT / "curation" / "data" / "validation.jsonl"  # what `curation eval` calibrates on by default
@@ -102,7 +109,9 @@ def evaluate(test: Path, calibrate_on: str | None, out: Path, warehouse: str, re
     return summary(named["metrics.json"])
 
 
-def labeled_point(name: str, tasks: Path, pool: dict, k: int, work: Path, test: Path, warehouse: str) -> dict:
+def labeled_point(
+    name: str, tasks: Path, pool: dict, k: int, work: Path, test: Path, warehouse: str, retrain: bool = False
+) -> dict:
     """Annotate the first k tasks, import them as a user would, evaluate calibrated on them."""
     domain = DOMAINS[name]
     export = work / f"{tasks.stem}.k{k}.export.json"
@@ -112,13 +121,20 @@ def labeled_point(name: str, tasks: Path, pool: dict, k: int, work: Path, test: 
         [CURATION, "label", "import", str(export), "--out", str(labeled), "--domain", domain],
         export.with_suffix(".log"),
     )
-    point = evaluate(test, f"{domain}={labeled}", work / f"{tasks.stem}.k{k}", warehouse)
+    point = evaluate(test, f"{domain}={labeled}", work / f"{tasks.stem}.k{k}", warehouse, retrain)
     point["labeled_docs"] = sum(1 for _ in labeled.open(encoding="utf-8"))
     return point
 
 
 def curve_for(
-    name: str, halves: Path, out: Path, counts: list[int], seeds: list[int], warehouse: str, retrained: Path | None
+    name: str,
+    halves: Path,
+    out: Path,
+    counts: list[int],
+    seeds: list[int],
+    warehouse: str,
+    retrained: Path | None,
+    retrain: bool = False,
 ) -> list[dict]:
     domain = DOMAINS[name]
     pool_path, test = halves / f"{name}.cal.jsonl", halves / f"{name}.test.jsonl"
@@ -149,7 +165,7 @@ def curve_for(
                 "set": name,
                 "strategy": "uncertainty",
                 "count": k,
-                **labeled_point(name, tasks, pool, k, work, test, warehouse),
+                **labeled_point(name, tasks, pool, k, work, test, warehouse, retrain),
             }
         )
     for seed in seeds:
@@ -174,16 +190,17 @@ def curve_for(
                 ],
                 tasks.with_suffix(".log"),
             )
-            point = labeled_point(name, tasks, pool, k, work, test, warehouse)
+            point = labeled_point(name, tasks, pool, k, work, test, warehouse, retrain)
             rows.append({"set": name, "strategy": "random", "seed": seed, "count": k, **point})
-    rows.append(
-        {
-            "set": name,
-            "strategy": "all",
-            "count": len(pool),
-            **evaluate(test, f"{domain}={pool_path}", work / "kall", warehouse),
-        }
-    )
+    if not retrain:  # retrained, the all-labels point is scripts/dev_eval.sh's (below)
+        rows.append(
+            {
+                "set": name,
+                "strategy": "all",
+                "count": len(pool),
+                **evaluate(test, f"{domain}={pool_path}", work / "kall", warehouse),
+            }
+        )
     if retrained is not None and (retrained / f"{name}.metrics.json").exists():  # scripts/dev_eval.sh's result
         rows.append(
             {
@@ -214,11 +231,13 @@ def table(rows: list[dict], counts: list[int]) -> str:
             u = next(r for r in mine if r["strategy"] == "uncertainty" and r["count"] == k)
             rand = [r for r in mine if r["strategy"] == "random" and r["count"] == k]
             f1s = [r["f1"] for r in rand]
-            lines.append(
-                f"| {name} | {k} ({u['labeled_docs']} imported) | {_scores(u)} "
-                f"| {statistics.mean(f1s):.3f} ({min(f1s):.3f}-{max(f1s):.3f}) "
-                f"| {statistics.mean(r['fpr'] for r in rand):.4f} |"
+            random_cells = (
+                f"{statistics.mean(f1s):.3f} ({min(f1s):.3f}-{max(f1s):.3f}) "
+                f"| {statistics.mean(r['fpr'] for r in rand):.4f}"
+                if rand
+                else "|"
             )
+            lines.append(f"| {name} | {k} ({u['labeled_docs']} imported) | {_scores(u)} | {random_cells} |")
         for r in (r for r in mine if r["strategy"] == "all"):
             lines.append(f"| {name} | all {r['count']} | {_scores(r)} | | |")
         for r in (r for r in mine if r["strategy"] == "all_retrained"):
@@ -237,7 +256,7 @@ def plot(rows: list[dict], counts: list[int], path: Path) -> None:
     for ax, name in zip(axes[0], names, strict=True):
         mine = [r for r in rows if r["set"] == name]
         zero = next(r["f1"] for r in mine if r["strategy"] == "none")
-        full = next(r for r in mine if r["strategy"] == "all")
+        full = next(r for r in mine if r["strategy"] in ("all", "all_retrained"))
         xs = [0, *counts]
         unc = [
             zero,
@@ -245,8 +264,9 @@ def plot(rows: list[dict], counts: list[int], path: Path) -> None:
         ]
         rand = [[r["f1"] for r in mine if r["strategy"] == "random" and r["count"] == k] for k in counts]
         ax.plot(xs, unc, "o-", label="uncertainty")
-        ax.plot(xs, [zero, *(statistics.mean(f) for f in rand)], "s--", label="random (mean of seeds)")
-        ax.fill_between(counts, [min(f) for f in rand], [max(f) for f in rand], alpha=0.2)
+        if all(rand):
+            ax.plot(xs, [zero, *(statistics.mean(f) for f in rand)], "s--", label="random (mean of seeds)")
+            ax.fill_between(counts, [min(f) for f in rand], [max(f) for f in rand], alpha=0.2)
         ax.axhline(full["f1"], color="grey", lw=0.8, ls=":", label=f"all {full['count']} labeled")
         ax.set_title(name)
         ax.set_xlabel("labeled documents added")
@@ -265,6 +285,9 @@ def main() -> None:
     parser.add_argument("--counts", default="10,20,40")
     parser.add_argument("--seeds", default="0,1,2")
     parser.add_argument(
+        "--retrain", action="store_true", help="train the tagger on each point's labels too (a new language)"
+    )
+    parser.add_argument(
         "--retrained",
         default=".devcache/all",
         help="scripts/dev_eval.sh's OUT_DIR: its all-labels points, tagger retrained",
@@ -273,7 +296,7 @@ def main() -> None:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     counts = [int(c) for c in args.counts.split(",")]
-    seeds = [int(s) for s in args.seeds.split(",")]
+    seeds = [int(s) for s in args.seeds.split(",") if s]
     halves = out / "halves"
     run(
         [sys.executable, str(ROOT / "scripts" / "dev_halves.py"), "--data", args.data, "--out", str(halves)],
@@ -285,7 +308,7 @@ def main() -> None:
         if any(r["set"] == name for r in rows):
             print(f"{name}: already in {results}")
             continue
-        rows += curve_for(name, halves, out, counts, seeds, args.warehouse, Path(args.retrained))
+        rows += curve_for(name, halves, out, counts, seeds, args.warehouse, Path(args.retrained), args.retrain)
         results.write_text(json.dumps(rows, indent=1))  # a set at a time: an interrupted run keeps what it measured
     (out / "curve.md").write_text(table(rows, counts))
     plot(rows, counts, out / "curve.png")
