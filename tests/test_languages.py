@@ -97,7 +97,7 @@ def test_a_spanish_engine_draws_spanish_names_and_valid_dni() -> None:
     assert engine.surrogate("doc-1", "DATE_TIME", "03/03/1946") != "03/03/1946"
 
 
-def test_the_batch_language_comes_from_the_config_else_the_domains_labeled_set(tmp_path) -> None:
+def test_the_batch_language_comes_from_the_config_else_the_domains_labeled_set_else_the_batch(tmp_path) -> None:
     import json
 
     from curation.core.config import ConfigError, load_config
@@ -112,6 +112,12 @@ def test_the_batch_language_comes_from_the_config_else_the_domains_labeled_set(t
     assert load_config(config_file, domain="clinical_es", language="en").detectors.language == "en"  # --language
     config_file.write_text(json.dumps({**sets, "languages": {"support": "es"}}), encoding="utf-8")
     assert load_config(config_file).detectors.language == "es"
+    batch = tmp_path / "lote.jsonl"  # a batch of a domain nobody labeled: its own records say the language
+    batch.write_text(json.dumps({"id": "b1", "text": SPANISH}) + "\n", encoding="utf-8")
+    config_file.write_text(json.dumps({"input": str(batch)}), encoding="utf-8")
+    assert load_config(config_file).detectors.language == "es"  # though its domain's labels are English
+    config_file.write_text(json.dumps({"input": str(batch), "language": "en"}), encoding="utf-8")
+    assert load_config(config_file).detectors.language == "en"  # a stated language wins over detection
     config_file.write_text(json.dumps({"languages": {"support": "xx"}}), encoding="utf-8")
     with pytest.raises(ConfigError, match="languages: unknown language 'xx'"):
         load_config(config_file)

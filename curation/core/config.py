@@ -257,14 +257,21 @@ class CurationConfig:
 
     @property
     def batch_language(self) -> str:
-        """The batch's language: `language`, else its domain's entry in `languages`, else the language of
-        the domain's own labeled set (stated by its records or detected from them), else English."""
+        """The batch's language: `language`, else its domain's entry in `languages`, else another language
+        than English that the batch's input (a JSON-lines file) states or is written in (a new corpus nobody
+        labeled: Spanish text must not meet English NER), else the language of the domain's own labeled set
+        (stated by its records or detected from them), else English."""
         from curation.core.languages import DEFAULT_LANGUAGE, get_language, language_of_file
 
         if self.language:
             return get_language(self.language).code
         if self.batch_domain in self.languages:
             return get_language(self.languages[self.batch_domain]).code
+        batch = self.input_path
+        if batch.is_file() and batch.suffix.lower() in (".jsonl", ".ndjson"):
+            found = language_of_file(batch)
+            if found != DEFAULT_LANGUAGE:
+                return found
         own = self.domain_sets(self.batch_domain)
         return language_of_file(own[0]) if own and own[0].is_file() else DEFAULT_LANGUAGE
 
@@ -315,7 +322,7 @@ class CurationConfig:
                 f"{batch_id}/) there"
             )
         config = dataclasses.replace(self, batch_id=batch_id, input=str(found.path.resolve()))
-        return config.for_domain(found.domain) if found.domain else config
+        return config.for_domain(found.domain) if found.domain else config.with_batch_language()
 
     def known_domains(self) -> list[str]:
         """Domains this config has labels for or names (inbox folders of these names hold their batches)."""
