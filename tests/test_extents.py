@@ -44,7 +44,8 @@ def test_word_edges_and_untouched_values() -> None:
     text = "Dr Bartholomew Okonkwo-Reyes wrote to info@example.com"
     spans = _tagger(text, "tholom", "Okon")
     whole = masked_whole(text, spans, structured_targets(text, []))
-    assert redact(text, whole) == "Dr [PERSON] [PERSON]-Reyes wrote to info@example.com"  # no mask ends in a word
+    # no mask ends in a word, and the name's honorific goes with it
+    assert redact(text, whole) == "[PERSON] [PERSON]-Reyes wrote to info@example.com"
     assert masked_whole(text, [], structured_targets(text, [])) == []  # an unmasked e-mail stays a detector's call
 
 
@@ -54,3 +55,15 @@ def test_shapes_trim_sentence_punctuation() -> None:
         ("https://example.org/a", URL),
         ("a.b@c.io", EMAIL_ADDRESS),
     ]
+
+
+def test_a_names_honorific_is_masked_with_it_in_capitals_and_in_spanish() -> None:
+    """A title states the person's gender; the tagger reading a shouted line can leave it out (#36)."""
+    text = "REPRESENTED BY THEIR AGENT, MR J. WOLASIEWICZ, AND BY MRS. O'NEILL; la Dra.  Ruiz y Don Pérez."
+    spans = _tagger(text, "J. WOLASIEWICZ", "O'NEILL", "Ruiz", "Pérez")
+    released = redact(text, masked_whole(text, spans, []))
+    assert released == "REPRESENTED BY THEIR AGENT, [PERSON], AND BY [PERSON]; la [PERSON] y [PERSON]."
+    # only before a name, only a whole word: "Dramas" or a place after "Dr" stay as they are
+    text = "Dramas Ruiz met Dr Bern in Bern."
+    spans = [*_tagger(text, "Ruiz"), Span(text.rindex("Bern"), text.rindex("Bern") + 4, "LOCATION", 0.9, "tagger")]
+    assert redact(text, masked_whole(text, spans, [])) == "Dramas [PERSON] met Dr Bern in [LOCATION]."

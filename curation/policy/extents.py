@@ -2,12 +2,15 @@
 
 The tagger labels tokens and surprise selects token pieces, so their spans can end inside a value:
 ``First.Last@host.com`` masked as ``[MASK].[MASK]@host.com`` or ``name@hotmail.`` with the top-level
-domain left. A released value with its host or half its local part visible is a partial leak. Policy,
-applied after the calibrated combination chose its spans: no detection runs here.
+domain left. A released value with its host or half its local part visible is a partial leak. A name's
+honorific goes with it ("Mr J. Smith", "Dra. Ruiz"): it states the person's gender and is part of how
+they are named, and a signal that reads names from capitals or context can leave it out. Policy, applied
+after the calibrated combination chose its spans: no detection runs here.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -15,6 +18,13 @@ import numpy as np
 from curation.core.identifiers import STRUCTURED_LABELS, identifier_shapes
 from curation.core.spans import Span, char_mask, merge, subtract
 
+# An honorific (English, Spanish) right before a name, with its dot and one or two spaces: "MR J. SMITH".
+_HONORIFIC_BEFORE = re.compile(
+    r"(?<![\w.])(?:mr|mrs|ms|mx|dr|prof|sir|dame|miss|mister|sr|sra|srta|dra|don|doña|señor|señora|señorita)"
+    r"\.?[ \t]{1,2}$",
+    re.IGNORECASE,
+)
+_HONORIFIC_LOOKBACK = 12
 # Sources whose spans say where a value ends: the rules and Presidio, not the token-level signals.
 _TOKEN_SIGNALS = ("tagger", "surprise", "propagation", "supplied_label")
 
@@ -43,7 +53,14 @@ def masked_whole(text: str, spans: Sequence[Span], targets: Sequence[Span]) -> l
         if part.any() and not part.all():
             out = [*subtract(out, [target]), Span(target.start, target.end, target.label, target.score, "whole")]
             covered[target.start : target.end] = True
-    return merge(_to_word_edges(text, s) for s in out)
+    return merge(_with_honorific(text, _to_word_edges(text, s)) for s in out)
+
+
+def _with_honorific(text: str, span: Span) -> Span:
+    if span.label != "PERSON" or not span.start:
+        return span
+    lead = _HONORIFIC_BEFORE.search(text, max(0, span.start - _HONORIFIC_LOOKBACK), span.start)
+    return Span(lead.start(), span.end, span.label, span.score, span.source) if lead else span
 
 
 def _to_word_edges(text: str, span: Span) -> Span:
