@@ -976,3 +976,15 @@ def test_ages_are_released_as_five_year_bands() -> None:
     assert age_band("aged 47") == "aged 45-49"
     assert age_band("93 years") == "90+ years"
     assert age_band("setenta años") is None
+
+
+def test_spanish_titles_are_kept_and_an_english_given_name_like_don_is_not() -> None:
+    """A title is the original's form ("Dra. Ruiz" -> "Dra. Conte", a woman's name); "Don" is also an
+    English given name, so it is never read as a title and kept (#36: no surrogate keeps part of a name)."""
+    e = engine()
+    doctor = e.surrogate("doc-1", S.PERSON, "Dra. Ruiz")
+    assert doctor.startswith("Dra. ") and "Ruiz" not in doctor
+    assert e.surrogate("doc-1", S.PERSON, "Ruiz") == doctor.removeprefix("Dra. ")  # one identity, one surname
+    senora = e.surrogate("doc-2", S.PERSON, "Señora Marta Díaz")
+    assert senora.startswith("Señora ") and "Marta" not in senora and "Díaz" not in senora
+    assert "Don" not in e.surrogate("doc-3", S.PERSON, "Don Johnson").split()

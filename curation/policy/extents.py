@@ -15,14 +15,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from curation.core.honorifics import TITLE_GENDER, titles_pattern
 from curation.core.identifiers import STRUCTURED_LABELS, identifier_shapes
 from curation.core.spans import Span, char_mask, merge, subtract
 
 # An honorific (English, Spanish) right before a name, with its dot and one or two spaces: "MR J. SMITH".
 _HONORIFIC_BEFORE = re.compile(
-    r"(?<![\w.])(?:mr|mrs|ms|mx|dr|prof|sir|dame|miss|mister|sr|sra|srta|dra|don|doña|señor|señora|señorita)"
-    r"\.?[ \t]{1,2}$",
-    re.IGNORECASE,
+    r"(?<![\w.])(?:" + titles_pattern([*TITLE_GENDER, "don", "dame", "mister"]) + r")\.?[ \t]{1,2}$", re.IGNORECASE
 )
 _HONORIFIC_LOOKBACK = 12
 # Sources whose spans say where a value ends: the rules and Presidio, not the token-level signals.

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Self
 
 from curation.core import spans as S
+from curation.core.honorifics import titles_pattern
 from curation.core.private import private_db_files, private_dir, private_file
 from curation.core.textnorm import fold
 
@@ -39,8 +40,7 @@ DEFAULT_DEV_KEY_FILE = Path(".curation") / "dev-hmac.key"
 DEV_KEY_HEADER = "# curation DEV hmac key: not for releases"
 MIN_KEY_BYTES = 16
 
-TITLES = ("mr", "mrs", "ms", "miss", "mx", "dr", "prof", "sir", "madam")
-_TITLE_RE = re.compile(r"^(?:(?:" + "|".join(TITLES) + r")\.?\s+)+", re.IGNORECASE)
+_TITLE_RE = re.compile(r"^(?:(?:" + titles_pattern() + r")\.?\s+)+", re.IGNORECASE)
 _POSSESSIVE_RE = re.compile(r"['\u2019]s?$")
 
 

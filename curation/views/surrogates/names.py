@@ -8,20 +8,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from curation.core.honorifics import TITLE_GENDER, titles_pattern
 from curation.views.surrogates.casing import _match_case
 
-_TITLE_GENDER = {
-    "mr": "male",
-    "sir": "male",
-    "mrs": "female",
-    "ms": "female",
-    "miss": "female",
-    "madam": "female",
-    "mx": None,
-    "dr": None,
-    "prof": None,
-}
-_TITLE_RE = re.compile(r"^((?:(?:" + "|".join(_TITLE_GENDER) + r")\.?\s+)+)", re.IGNORECASE)
+_TITLE_RE = re.compile(r"^((?:(?:" + titles_pattern() + r")\.?\s+)+)", re.IGNORECASE)
 _SUFFIX_RE = re.compile(r"(,?\s+(?:jr|sr|ii|iii|iv|phd|md)\.?)$", re.IGNORECASE)
 _POSSESSIVE_RE = re.compile(r"['\u2019]s?$")
 _PARTICLES = frozenset(
@@ -86,8 +76,8 @@ def parse_name(value: str) -> NameMention | None:
     if not tokens or not all(_NAME_TOKEN_RE.fullmatch(t) for t in tokens):
         return None
     gender = None
-    for word in re.findall(r"[a-z]+", title.casefold()):
-        gender = gender or _TITLE_GENDER.get(word)
+    for word in re.findall(r"[^\W\d_]+", title.casefold()):
+        gender = gender or TITLE_GENDER.get(word)
     base = NameMention(title=title, suffix=suffix, comma=comma, possessive=possessive, gender=gender)
     if len(tokens) == 1:
         return replace(base, last=tokens[0]) if title else replace(base, first=tokens[0])
