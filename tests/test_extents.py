@@ -2,7 +2,7 @@
 
 from curation.core.identifiers import identifier_shapes
 from curation.core.spans import EMAIL_ADDRESS, PERSON, PHONE_NUMBER, URL, Span
-from curation.policy.extents import masked_whole, structured_targets
+from curation.policy.extents import honorific_evidence, masked_whole, structured_targets
 from curation.policy.masking import redact
 
 
@@ -67,3 +67,17 @@ def test_a_names_honorific_is_masked_with_it_in_capitals_and_in_spanish() -> Non
     text = "Dramas Ruiz met Dr Bern in Bern."
     spans = [*_tagger(text, "Ruiz"), Span(text.rindex("Bern"), text.rindex("Bern") + 4, "LOCATION", 0.9, "tagger")]
     assert redact(text, masked_whole(text, spans, [])) == "Dramas [PERSON] met Dr Bern in [LOCATION]."
+
+
+def test_the_domains_labels_say_whether_a_title_is_masked_with_its_name() -> None:
+    """Court labels put "Mr" inside the name, MEDDOCAN-style labels leave "Dr." out, presidio-research
+    labels it TITLE: private, public, private. No evidence: masked (a title states gender)."""
+    court = ("Mr J. Smith, the agent", [Span(0, 11, PERSON)])
+    clinical = ("la Dra. Ruiz firma", [Span(8, 12, PERSON)])
+    titled = ("Mrs. Lee called", [Span(0, 4, "TITLE"), Span(5, 8, PERSON)])
+    assert honorific_evidence([court, titled]) == {"private": 2, "public": 0, "masked": True}
+    assert honorific_evidence([clinical, clinical, court]) == {"private": 1, "public": 2, "masked": False}
+    assert honorific_evidence([]) == {"private": 0, "public": 0, "masked": True}
+    text = "la Dra. Ruiz firma"
+    untitled = masked_whole(text, _tagger(text, "Ruiz"), [], with_honorifics=False)
+    assert redact(text, untitled) == "la Dra. [PERSON] firma"

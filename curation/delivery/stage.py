@@ -94,6 +94,7 @@ def card_info(
                 if mask_summary.get("detector_transfer")
                 else {}
             ),
+            **({"honorifics": _honorifics_line(summary["honorifics"])} if summary.get("honorifics") else {}),
         },
         validation_metrics={**(validation["metrics"] or {}), "auroc": validation["auroc"]},
         held_out_metrics={**(heldout["metrics"] or {}), "auroc": heldout["auroc"]},
@@ -124,6 +125,12 @@ def card_info(
         # the views the release ships, so the card's `configs:` lets `datasets` load the folder as is
         tables={name: frame.height for name, frame in internal_release_tables(config, warehouse).items()},
     )
+
+
+def _honorifics_line(evidence: dict) -> str:
+    """Whether a name's title is masked with it, and the calibration labels that said so."""
+    said = f"calibration labels: {evidence['private']} titles of names private, {evidence['public']} public"
+    return f"masked with the name ({said})" if evidence["masked"] else f"kept before a masked name ({said})"
 
 
 def _detector_transfer_line(transfer: dict) -> str:

@@ -35,7 +35,7 @@ from curation.policy.calibration import (
     finite_or_none,
     pooled,
 )
-from curation.policy.extents import masked_whole, structured_targets
+from curation.policy.extents import honorific_evidence, masked_whole, structured_targets
 from curation.policy.identity_types import misfiled_names, one_type_per_identity
 from curation.policy.masking import combine, surprise_added_fraction, surprise_spans, transfer_check
 from curation.policy.propagation import propagate_mentions
@@ -445,15 +445,19 @@ def _write_predictions(path: Path, gold_docs: list[ScoredDoc], predicted: dict[s
 
 
 def masked_predictions(
-    gold_docs: list[ScoredDoc], calibration, found: dict[str, list[Span]] | None = None
+    gold_docs: list[ScoredDoc],
+    calibration,
+    found: dict[str, list[Span]] | None = None,
+    with_honorifics: bool = True,
 ) -> tuple[dict, dict]:
     """(selected, after propagation): the pipeline's masking of each GOLD record, per document (eval
     records are independent texts, so nothing propagates across them). ``found``: every signal's spans
-    before the combination chose, whose structured matches a partial mask is extended to, as in masking."""
+    before the combination chose, whose structured matches a partial mask is extended to, as in masking;
+    ``with_honorifics``: whether a name's title goes with it (the calibration labels' ``honorific_evidence``)."""
     targets = {d.doc_id: structured_targets(d.text, (found or {}).get(d.doc_id, d.detected)) for d in gold_docs}
     texts_of = {d.doc_id: d.text for d in gold_docs}
     selected = {
-        d.doc_id: masked_whole(d.text, spans, targets[d.doc_id])
+        d.doc_id: masked_whole(d.text, spans, targets[d.doc_id], with_honorifics)
         for d, spans in zip(gold_docs, predictions(gold_docs, calibration).values(), strict=True)
     }
     predicted, _ = propagate_mentions(
@@ -465,7 +469,10 @@ def masked_predictions(
     )
     predicted, _ = misfiled_names(texts_of, predicted)
     predicted, _ = one_type_per_identity(texts_of, predicted, {d: d for d in texts_of})
-    predicted = {doc_id: masked_whole(texts_of[doc_id], spans, targets[doc_id]) for doc_id, spans in predicted.items()}
+    predicted = {
+        doc_id: masked_whole(texts_of[doc_id], spans, targets[doc_id], with_honorifics)
+        for doc_id, spans in predicted.items()
+    }
     return selected, predicted
 
 
@@ -525,7 +532,8 @@ def run_eval(
         transfer = transfer_check(chosen, reference, chosen.point.metrics.fpr, gold_docs, budget)
         if transfer is not None and not transfer["held"]:
             chosen = cals["detectors"]
-    selected, predicted = masked_predictions(gold_docs, chosen, found)
+    honorifics = honorific_evidence((d.text, d.gold) for d in cal_docs)
+    selected, predicted = masked_predictions(gold_docs, chosen, found, honorifics["masked"])
     surprise_cal = cals.get("surprise")
     if surprise_cal is not None:
         ablation["surprise"] = _signal_metrics(
@@ -546,6 +554,7 @@ def run_eval(
             "policy": chosen.policy,
             "policy_rule": policy_rule,
             "surprise_transfer": transfer,
+            "honorifics": honorifics,
             "params": chosen.params.name,
             "threshold": finite_or_none(chosen.point.threshold),
             "collateral_budget": budget,

@@ -21,6 +21,7 @@ from curation.policy.calibration import (
     finite_or_none,
 )
 from curation.policy.documents import load_scored_docs
+from curation.policy.extents import honorific_evidence
 from curation.policy.masking import detector_collateral, detector_masked_fraction, surprise_added_fraction
 from curation.policy.stored import calibration_input_digest
 
@@ -83,6 +84,8 @@ def calibrate_stage(config: CurationConfig, warehouse: Warehouse, model_key: str
         # there (masking.detector_transfer)
         "detector_masked_fraction": round(detector_masked_fraction(calib_docs), 6),
         "detector_fpr": round(detector_collateral(calib_docs), 6),
+        # whether the domain's labels count a name's title as private (masking takes it in with the name)
+        "honorifics": honorific_evidence((d.text, d.gold) for d in calib_docs),
     }
     _store(warehouse, calibration_id, model_key, digest, calibration, summary)
     return CalibrationOutcome(calibration_id, summary, calibration)

@@ -64,8 +64,11 @@ def mask_stage(config: CurationConfig, warehouse: Warehouse, model_key: str) -> 
     # a span found is masked whole (no mask ends inside an e-mail, URL, phone number or word), before
     # propagation (which then finds whole values) and after it (a propagated name inside an e-mail)
     targets = {d.doc_id: structured_targets(d.text, found[d.doc_id]) for d in docs}
+    titled = stored_summary.get("honorifics", {}).get("masked", True)  # a calibration from before: masked
     selected = {
-        d.doc_id: masked_whole(d.text, combine(applied.policy, d.detected, surprising[d.doc_id]), targets[d.doc_id])
+        d.doc_id: masked_whole(
+            d.text, combine(applied.policy, d.detected, surprising[d.doc_id]), targets[d.doc_id], titled
+        )
         for d in docs
     }
     automatic_recall = supplied_label_recall(docs, selected)
@@ -88,7 +91,9 @@ def mask_stage(config: CurationConfig, warehouse: Warehouse, model_key: str) -> 
     identity_scope = {d: (d if scope == "document" else "*" if scope == "batch" else scope_of.get(d, d)) for d in texts}
     masked, misfiled = misfiled_names(texts, masked)
     masked, relabeled = one_type_per_identity(texts, masked, identity_scope)
-    masked = {doc_id: masked_whole(texts[doc_id], spans, targets.get(doc_id, [])) for doc_id, spans in masked.items()}
+    masked = {
+        doc_id: masked_whole(texts[doc_id], spans, targets.get(doc_id, []), titled) for doc_id, spans in masked.items()
+    }
     rows, frame = _store_masks(warehouse, config.batch_id, masked, calibration_id)
     total = sum(len(t) for t in texts.values())
     dropped = [
@@ -98,6 +103,7 @@ def mask_stage(config: CurationConfig, warehouse: Warehouse, model_key: str) -> 
     summary = {
         "calibration_id": calibration_id,
         "policy": applied.policy,
+        "honorifics_masked": titled,
         "surprise_transfer": transfer,
         "detector_transfer": detectors_held,
         "documents": len(docs),
