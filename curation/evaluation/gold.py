@@ -490,6 +490,10 @@ def _pooled_metrics(docs: Sequence[ScoredDoc], predicted: dict[str, list[Span]])
     )
 
 
+def _surprise_masks(docs: Sequence[ScoredDoc], calibration) -> dict[str, list[Span]]:
+    return {d.doc_id: combine("surprise", [], surprise_spans(d, calibration)) for d in docs}
+
+
 def _calibrated_on(specs: Sequence[tuple[str, Path]]) -> str:
     return ", ".join(f"{domain}={path}" for domain, path in specs)
 
@@ -534,11 +538,8 @@ def run_eval(
             chosen = cals["detectors"]
     honorifics = honorific_evidence((d.text, d.gold) for d in cal_docs)
     selected, predicted = masked_predictions(gold_docs, chosen, found, honorifics["masked"])
-    surprise_cal = cals.get("surprise")
-    if surprise_cal is not None:
-        ablation["surprise"] = _signal_metrics(
-            gold_docs, {d.doc_id: combine("surprise", [], surprise_spans(d, surprise_cal)) for d in gold_docs}
-        )
+    if (surprise_cal := cals.get("surprise")) is not None:
+        ablation["surprise"] = _signal_metrics(gold_docs, _surprise_masks(gold_docs, surprise_cal))
     ablation["chosen_before_propagation"] = _signal_metrics(gold_docs, selected)
     ablation["chosen"] = _signal_metrics(gold_docs, predicted)
     _write_predictions(predictions_path, gold_docs, predicted)
