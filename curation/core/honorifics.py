@@ -5,6 +5,7 @@ what the vault strips before it hashes a name ("Dra. Ruiz" and "Ruiz" are one pe
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 TITLE_GENDER: dict[str, str | None] = {
     "mr": "male",
@@ -28,6 +29,6 @@ TITLE_GENDER: dict[str, str | None] = {
 }
 
 
-def titles_pattern(titles: object = TITLE_GENDER) -> str:
+def titles_pattern(titles: Iterable[str] = TITLE_GENDER) -> str:
     """A regex alternation of ``titles``, longest first (so "señora" is not read as "señor" + "a")."""
-    return "|".join(re.escape(t) for t in sorted(titles, key=len, reverse=True))  # type: ignore[arg-type]
+    return "|".join(re.escape(t) for t in sorted(titles, key=len, reverse=True))

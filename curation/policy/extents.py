@@ -18,7 +18,7 @@ import numpy as np
 
 from curation.core.honorifics import TITLE_GENDER, titles_pattern
 from curation.core.identifiers import STRUCTURED_LABELS, identifier_shapes
-from curation.core.spans import Span, char_mask, merge, subtract
+from curation.core.spans import PERSON, Span, char_mask, merge, subtract
 
 # An honorific (English, Spanish) right before a name, with its dot and one or two spaces: "MR J. SMITH".
 _HONORIFIC_WORDS = titles_pattern([*TITLE_GENDER, "don", "dame", "mister"])
@@ -69,7 +69,7 @@ def honorific_evidence(labeled: Iterable[tuple[str, Sequence[Span]]]) -> dict:
     for text, gold in labeled:
         covered = char_mask(gold, len(text))
         for span in gold:
-            if span.label != "PERSON":
+            if span.label != PERSON:
                 continue
             lead = _HONORIFIC_BEFORE.search(text, max(0, span.start - _HONORIFIC_LOOKBACK), span.start)
             if lead is not None:
@@ -84,7 +84,7 @@ def honorific_evidence(labeled: Iterable[tuple[str, Sequence[Span]]]) -> dict:
 
 
 def _with_honorific(text: str, span: Span) -> Span:
-    if span.label != "PERSON" or not span.start:
+    if span.label != PERSON or not span.start:
         return span
     lead = _HONORIFIC_BEFORE.search(text, max(0, span.start - _HONORIFIC_LOOKBACK), span.start)
     return Span(lead.start(), span.end, span.label, span.score, span.source) if lead else span
