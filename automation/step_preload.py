@@ -19,7 +19,13 @@ PRELOADED = (
     "upath", "dotenv",  # the compute log manager's
 )  # fmt: skip
 
+# A run started by `curation run` validates its contracts in the CLI's contract server
+# (`curation.gates.contract_worker`): its steps never import great_expectations, so neither does the server.
+_SKIPPED = {"great_expectations"} if os.environ.get("CURATION_CONTRACT_SOCKET") else set()
+
 for _name in PRELOADED:
+    if _name in _SKIPPED:
+        continue
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

@@ -394,6 +394,22 @@ def corpus_hidden_state_bytes_per_token(folder: Path) -> float | None:
     return round(sum(p.stat().st_size for p in files) / tokens, 1) if tokens else None
 
 
+def presidio_same_corpus(corpus: Path) -> dict:
+    """Presidio alone on the corpus, in a fresh process (`benchmarks.presidio_baseline`)."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchmarks.presidio_baseline", str(corpus)],
+        cwd=ROOT,
+        env={**os.environ},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    lines = [x for x in proc.stdout.splitlines() if x.startswith("{")]
+    if proc.returncode != 0 or not lines:
+        raise RuntimeError(f"presidio baseline failed ({proc.returncode}): {proc.stderr[-2000:]}")
+    return json.loads(lines[-1])
+
+
 def end_to_end(work: Path, setup: dict, name: str = "e2e") -> dict:
     """The warm-up batch (builds the shared calibration), then a first `curation run` of the corpus batch
     and a plain re-run of it."""
@@ -404,11 +420,21 @@ def end_to_end(work: Path, setup: dict, name: str = "e2e") -> dict:
     lines = setup["corpus"].read_text(encoding="utf-8").splitlines()[:SMALL_DOCS]
     (work / f"{SMALL_BATCH}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     small = run_child(folder, SMALL_BATCH)
+    presidio = presidio_same_corpus(setup["corpus"])
     n_docs = setup["shape"]["documents"]
     steps = first.get("steps", {})
+    e2e_docs_per_s = n_docs / first["seconds"]
+    presidio_docs_per_s = presidio["documents"] / presidio["seconds"]
     return {
         "e2e_seconds": round(first["seconds"], 1),
-        "e2e_docs_per_s": round(n_docs / first["seconds"], 3),
+        "e2e_docs_per_s": round(e2e_docs_per_s, 3),
+        # Presidio alone on the same documents in a fresh process of its own (imports, engine load, every
+        # text), timed as the `curation run` is (from the call to its end); the ratio is ours over its
+        "presidio_docs_per_s_same_corpus": round(presidio_docs_per_s, 3),
+        "presidio_steady_docs_per_s_same_corpus": round(presidio["documents"] / presidio["texts_seconds"], 3),
+        "e2e_vs_presidio_ratio": round(e2e_docs_per_s / presidio_docs_per_s, 3),
+        # every step of the first run, in start order (seconds from worker start to step end)
+        "e2e_steps": steps,
         "e2e_exit": first["exit"],
         "e2e_scoring_s": round(first["scoring_seconds"], 1) if first.get("scoring_seconds") else None,
         "peak_rss_mb": first["peak_rss_mb"],

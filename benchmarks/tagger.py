@@ -30,7 +30,7 @@ def tagger_overhead(texts: list[str], rounds: int = 3, group_size: int = 8) -> d
     from curation.score.scorer import ReferenceScorer, ScoringConfig
     from curation.tagger.model import HiddenStateCache, Tagger, TaggerConfig, _build_head
 
-    scorer = ReferenceScorer(ScoringConfig())
+    scorer = ReferenceScorer(ScoringConfig(device="cpu"))  # the CPU section; the GPU has benchmarks/gpu.py
     scorer.load()
     config = TaggerConfig()
     head = _build_head(scorer.hidden_size, 24, config)

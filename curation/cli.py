@@ -90,14 +90,18 @@ def cmd_run(args: argparse.Namespace) -> int:
     up_to_date, fingerprint = check_freshness(config, root, force=getattr(args, "force", False))
     if up_to_date:
         return 0
-    sys.path.insert(0, str(root))
-    definitions = importlib.import_module("definitions")  # the Dagster layer, loaded from the project
-    from curation.delivery.freshness import FINGERPRINT_TAG
-    from resources import CurationSettings
+    from curation.gates.contract_worker import ContractServer
 
-    settings = CurationSettings(config_path=config_path, **overrides)
-    tags = {FINGERPRINT_TAG: fingerprint} if fingerprint else None
-    result = definitions.run_curation(settings, args.log_level, tags=tags)
+    # great_expectations imports in its own process while Dagster loads and the run launches (docs/operations.md)
+    with ContractServer():
+        sys.path.insert(0, str(root))
+        definitions = importlib.import_module("definitions")  # the Dagster layer, loaded from the project
+        from curation.delivery.freshness import FINGERPRINT_TAG
+        from resources import CurationSettings
+
+        settings = CurationSettings(config_path=config_path, **overrides)
+        tags = {FINGERPRINT_TAG: fingerprint} if fingerprint else None
+        result = definitions.run_curation(settings, args.log_level, tags=tags)
     elapsed = time.perf_counter() - started
     code = report_run(result, config, elapsed)
     interrupted = getattr(result, "interrupted_by", None)

@@ -32,3 +32,62 @@ def test_frame_digest_is_order_free_and_sees_every_change():
     assert frame_digest("documents", frame) != frame_digest("documents", _docs(n_chars=[5, 8]))
     assert frame_digest("documents", frame) != frame_digest("mask_spans", frame)
     assert frame_digest("documents", frame) != frame_digest("documents", frame.head(1))
+
+
+CLIENT = """
+import json, sys
+import polars as pl
+from curation.gates.contracts import check_contract
+sha = "a" * 64
+good = pl.DataFrame({"doc_id": ["d1", "d2"], "text": [True, True], "n_chars": [5, 7], "sha256": [sha, sha],
+                     "kind": ["text", "code"]})
+bad = good.with_columns(pl.Series("doc_id", ["d1", "d1"]), pl.Series("sha256", ["secret-value-1", sha]))
+verdicts = [check_contract("documents", f) for f in (good, bad)]
+out = [v.to_dict() | {"passed": v.passed} for v in verdicts]
+print(json.dumps({"results": out, "gx_imported": "great_expectations" in sys.modules}))
+"""
+
+
+def _client(env: dict) -> dict:
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run(
+        [sys.executable, "-c", CLIENT], cwd=root, env=env, capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_the_contract_server_gives_the_in_process_verdicts_and_the_step_never_imports_gx():
+    import os
+    import stat
+
+    from curation.gates.contract_worker import SOCKET_NAME, ContractServer
+    from curation.gates.contracts import CONTRACT_SOCKET_ENV
+
+    plain = _client({k: v for k, v in os.environ.items() if k != CONTRACT_SOCKET_ENV})
+    assert plain["gx_imported"]
+    with ContractServer() as server:
+        assert server.wait_ready()
+        folder = server.folder
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+        assert stat.S_IMODE((folder / SOCKET_NAME).stat().st_mode) == 0o600
+        served = _client(dict(os.environ))
+    assert not served["gx_imported"], "the step imported great_expectations although a server was up"
+    assert served["results"] == plain["results"]
+    assert served["results"][0]["passed"] and not served["results"][1]["passed"]
+    assert "secret-value-1" not in str(served["results"])
+    assert not folder.exists() and CONTRACT_SOCKET_ENV not in os.environ
+
+
+def test_a_step_that_cannot_reach_the_server_validates_itself(monkeypatch, tmp_path):
+    from curation.gates import contracts
+
+    monkeypatch.setenv(contracts.CONTRACT_SOCKET_ENV, str(tmp_path / "gone.sock"))
+    monkeypatch.setattr(contracts, "BIND_WAIT_S", 0.1)
+    assert check_contract("documents", _docs()).passed
+    assert not check_contract("documents", _docs(doc_id=["d1", "d1"])).passed

@@ -427,3 +427,23 @@ def test_no_hidden_states_of_the_batch_are_left_and_the_labeled_ones_stay_privat
     assert labeled <= kept and corpus <= tagged
     assert all(p.stat().st_mode & 0o777 == 0o600 for p in folder.rglob("*.npy"))
     assert all(p.stat().st_mode & 0o777 == 0o700 for p in [folder, *folder.iterdir()])
+
+
+def test_detector_audit_reuses_untouched_documents_with_the_same_verdict(scored_copy, monkeypatch):
+    """Documents no mask touched are not detected again (their release text is the text `detector_spans`
+    ran on); the verdict, rate and residual labels equal detecting every sampled document anew."""
+    from curation.core.config import load_config
+    from curation.core.warehouse import Warehouse
+    from curation.detect.suite import detector_suite
+    from curation.gates import release_gates as gates
+
+    config = load_config(scored_copy / "curation.yaml")
+    warehouse, suite = Warehouse(config.warehouse_path), detector_suite(config.detectors)
+    reused = gates.residual_detector_audit(warehouse, config, suite, digest="reuse-test-1")
+    monkeypatch.setattr(gates, "_stored_detections", lambda *args: {})
+    fresh = gates.residual_detector_audit(warehouse, config, suite, digest="reuse-test-2")
+    assert reused.detail["documents_unchanged_reused"] > 0
+    assert fresh.detail["documents_unchanged_reused"] == 0
+    assert reused.detail["documents_detected"] < fresh.detail["documents_detected"]
+    for key in ("passed", "with_residual", "sampled", "rate", "residual_spans_by_label"):
+        assert reused.to_dict()[key] == fresh.to_dict()[key], key

@@ -74,12 +74,90 @@ def frame_digest(kind: str, frame: pl.DataFrame) -> str:
 
 
 def check_contract(kind: str, frame: pl.DataFrame) -> ContractResult:
-    """Validate ``frame`` against the named contract; an empty frame fails (nothing was checked)."""
+    """Validate ``frame`` against the named contract; an empty frame fails (nothing was checked).
+
+    Where the run has a contract server (``CONTRACT_SOCKET_ENV``: `curation run` starts one as it starts,
+    `curation.gates.contract_worker`), great_expectations runs there, imported while the run was starting,
+    so the step does not pay its import (~2 s); without one, or if it does not answer, here."""
+    if frame.height == 0:
+        return ContractResult(kind, False, 0, ["table is empty"])
+    remote = _validate_remote(kind, frame)
+    return remote if remote is not None else validate_in_process(kind, frame)
+
+
+CONTRACT_SOCKET_ENV = "CURATION_CONTRACT_SOCKET"
+SERVER_TIMEOUT_S = 300.0  # the import (seconds) plus a validation; past it the step validates itself
+BIND_WAIT_S = 5.0  # a server just started binds its socket within ~0.5 s
+
+
+def send_frame(sock, header: dict, frame: pl.DataFrame | None = None) -> None:
+    """One message: a JSON header line (with the payload's byte count), then the frame as Arrow IPC."""
+    import io
+
+    payload = b""
+    if frame is not None:
+        buffer = io.BytesIO()
+        frame.write_ipc(buffer)
+        payload = buffer.getvalue()
+    sock.sendall(json.dumps({**header, "bytes": len(payload)}).encode() + b"\n" + payload)
+
+
+def read_message(stream) -> tuple[dict, bytes] | None:
+    """The header and payload ``send_frame`` wrote (``stream``: a socket's binary file); None at EOF."""
+    line = stream.readline()
+    if not line:
+        return None
+    header = json.loads(line)
+    payload = stream.read(header["bytes"]) if header["bytes"] else b""
+    return header, payload
+
+
+def _connect(sock, path: str) -> None:
+    """Connect, waiting briefly for a server that was started but has not bound its socket yet."""
+    import time
+
+    deadline = time.monotonic() + BIND_WAIT_S
+    while True:
+        try:
+            sock.connect(path)
+            return
+        except (FileNotFoundError, ConnectionRefusedError):
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
+def _validate_remote(kind: str, frame: pl.DataFrame) -> ContractResult | None:
+    """The contract server's verdict, or None when there is none or it fails (the caller validates)."""
+    import socket
+
+    path = os.environ.get(CONTRACT_SOCKET_ENV)
+    if not path:
+        return None
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(SERVER_TIMEOUT_S)
+            _connect(sock, path)
+            send_frame(sock, {"kind": kind}, frame)
+            with sock.makefile("rb") as stream:
+                line = stream.readline()
+    except OSError as exc:
+        logging.getLogger(__name__).warning(
+            "contract server unavailable (%s): validating in this step", type(exc).__name__
+        )
+        return None
+    answer = json.loads(line) if line else {"error": "no answer"}
+    if "error" in answer:
+        logging.getLogger(__name__).warning("contract server failed (%s): validating in this step", answer["error"])
+        return None
+    return ContractResult(kind, bool(answer["passed"]), int(answer["rows"]), list(answer["failed_expectations"]))
+
+
+def validate_in_process(kind: str, frame: pl.DataFrame) -> ContractResult:
+    """great_expectations' verdict on a non-empty frame, computed in this process."""
     import great_expectations as gx
 
     logging.getLogger("great_expectations").setLevel(logging.ERROR)
-    if frame.height == 0:
-        return ContractResult(kind, False, 0, ["table is empty"])
     from great_expectations.data_context.types.base import ProgressBarsConfig
 
     context = gx.get_context(mode="ephemeral")

@@ -18,7 +18,8 @@ import polars as pl
 
 from curation.core.config import CurationConfig
 from curation.core.spans import Span
-from curation.core.warehouse import Warehouse
+from curation.core.warehouse import CORPUS, Warehouse
+from curation.detect.combination import CREDSWEEPER, TAGGER
 from curation.detect.suite import detector_key
 from curation.gates.audit import audit_sample, find_known_values, sampled_residual_audit
 from curation.gates.release_text import TAG, content_digest, original_text_only, original_values
@@ -151,9 +152,16 @@ def residual_detector_audit(
     )
     docs = {doc_id: (text, kind) for doc_id, text, kind in frame.iter_rows()}
     labels: dict[str, int] = {}
-    # The sampled documents are detected in one batched call (Presidio's batch engine, one CredSweeper scan).
     sample = audit_sample(sorted(docs), g.audit_sample, g.seed)
-    detected = dict(zip(sample, suite.detect([docs[d][0] for d in sample], [docs[d][1] for d in sample]), strict=True))
+    # A sampled document the policy left untouched has the release text `detector_spans` already ran on with
+    # these detectors: its stored spans are this run's answer. The others are detected in one batched call.
+    # (Not when the suite runs CredSweeper itself: the tagger step rewrites those rows under the same source.)
+    reusable = not suite.config.use_credsweeper
+    detected = _stored_detections(warehouse, config.batch_id, key, sample) if reusable else {}
+    todo = [d for d in sample if d not in detected]
+    if todo:
+        found = suite.detect([docs[d][0] for d in todo], [docs[d][1] for d in todo])
+        detected.update(zip(todo, found, strict=True))
 
     def has_residual(doc_id: str) -> bool:
         text, _ = docs[doc_id]
@@ -166,6 +174,8 @@ def residual_detector_audit(
     audit = sampled_residual_audit(sorted(docs), has_residual, g.audit_sample, g.seed, g.confidence, g.residual_budget)
     detail = {k: getattr(audit, k) for k in audit.__dataclass_fields__}
     detail["residual_spans_by_label"] = labels
+    detail["documents_detected"] = len(todo)
+    detail["documents_unchanged_reused"] = len(sample) - len(todo)
     detail["audit_config"] = audit_config
     census = audit.sampled == audit.population
     measured = (
@@ -179,6 +189,30 @@ def residual_detector_audit(
         f"residual budget {g.residual_budget:.4f}" + ("" if census else f" at {g.confidence:.0%} confidence"),
         audit.reason,
     )
+
+
+def _stored_detections(warehouse: Warehouse, batch_id: str, key: str, doc_ids: list[str]) -> dict[str, list[Span]]:
+    """Spans stored by `detector_spans` (same detector key, same text) for documents whose redacted text is
+    their original text (no mask span touched them). The table also holds the tagger step's rows (tagger
+    and CredSweeper signals): those are not the suite's and are left out."""
+    if not doc_ids:
+        return {}
+    frame = warehouse.query(
+        "SELECT d.doc_id, s.start, s.\"end\", s.label, s.score, s.source FROM documents d "
+        "JOIN redacted_view r ON r.batch_id = d.batch_id AND r.doc_id = d.doc_id AND r.text = d.text "
+        "JOIN detector_runs k ON k.dataset = ? AND k.batch_id = d.batch_id AND k.doc_id = d.doc_id "
+        "AND k.sha256 = d.sha256 AND k.detector_key = ? "
+        "LEFT JOIN detector_spans s ON s.dataset = k.dataset AND s.batch_id = d.batch_id AND s.doc_id = d.doc_id "
+        "AND s.source NOT IN (?, ?) "
+        "WHERE d.batch_id = ? AND d.doc_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY d.doc_id, s.start, s.\"end\"",
+        [CORPUS, key, TAGGER, CREDSWEEPER, batch_id, doc_ids],
+    )
+    found: dict[str, list[Span]] = {}
+    for doc_id, start, end, label, score, source in frame.iter_rows():
+        spans = found.setdefault(doc_id, [])
+        if start is not None:
+            spans.append(Span(start, end, label, score, source))
+    return found
 
 
 def residual_independent_audit(warehouse: Warehouse, config: CurationConfig, model_key: str) -> GateResult:
