@@ -91,3 +91,38 @@ def test_a_step_that_cannot_reach_the_server_validates_itself(monkeypatch, tmp_p
     monkeypatch.setattr(contracts, "BIND_WAIT_S", 0.1)
     assert check_contract("documents", _docs()).passed
     assert not check_contract("documents", _docs(doc_id=["d1", "d1"])).passed
+
+
+def test_the_contract_server_ends_with_the_process_that_started_it(tmp_path):
+    """A CLI killed without cleanup leaves no server behind: it notices its parent is gone."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    sock = str(tmp_path / "s.sock")
+    starter = (
+        "import subprocess, sys, time\n"
+        f"p = subprocess.Popen([sys.executable, '-m', 'curation.gates.contract_worker', {sock!r}])\n"
+        "print(p.pid, flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", starter], stdout=subprocess.PIPE, text=True)
+    server_pid = int(parent.stdout.readline())
+    deadline = time.monotonic() + 30
+    while not (tmp_path / "s.sock").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    os.kill(parent.pid, signal.SIGKILL)
+    parent.wait()
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:  # gone, or a zombie waiting for a container's init to reap it: ended either way
+            state = open(f"/proc/{server_pid}/stat").read().rsplit(")", 1)[1].split()[0]
+        except FileNotFoundError:
+            return
+        if state in ("Z", "X"):
+            return
+        time.sleep(0.2)
+    os.kill(server_pid, signal.SIGKILL)
+    raise AssertionError("the contract server outlived the process that started it")

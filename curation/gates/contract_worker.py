@@ -22,11 +22,13 @@ from pathlib import Path
 from curation.gates.contracts import CONTRACT_SOCKET_ENV, read_message, validate_in_process
 
 SOCKET_NAME = "contracts.sock"
+PARENT_POLL_S = 2.0  # how often an idle server checks that the process that started it is still alive
 
 
 def serve(path: str) -> None:
     """Bind first (clients may connect while great_expectations imports), then answer one request per
-    connection until the parent stops this process."""
+    connection until the parent stops this process, or ends without stopping it."""
+    parent = os.getppid()  # before the import: the parent may end while it runs
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(path)
     os.chmod(path, 0o600)
@@ -36,8 +38,15 @@ def serve(path: str) -> None:
     import great_expectations  # noqa: F401  (the point of this process: imported once, before requests)
     import polars as pl
 
+    server.settimeout(PARENT_POLL_S)
     while True:
-        conn, _ = server.accept()
+        try:
+            conn, _ = server.accept()
+        except TimeoutError:
+            if os.getppid() != parent:  # the CLI is gone (even killed): nothing will stop this process
+                return
+            continue
+        conn.settimeout(None)
         with conn, conn.makefile("rb") as stream:
             try:
                 message = read_message(stream)
