@@ -4,7 +4,10 @@
 
 Prints a table, then one JSON line with scoring_ratio (pipeline / best bare model), best_bare_tokens_per_s,
 bare_tokens_per_s, pipeline_tokens_per_s, peak_matmul_gflops, scoring_fraction_of_peak, tagger_overhead,
-docs_per_s, presidio_docs_per_s, rss_ratio_10x, rerun_model_calls, rerun_time_ratio, model_load_s.
+docs_per_s, presidio_docs_per_s, rss_ratio_10x, rerun_model_calls, rerun_time_ratio, model_load_s; the
+generated corpus's keys (benchmarks.scale: e2e_docs_per_s, presidio_docs_per_s_same_corpus, e2e_vs_presidio_ratio,
+e2e_steps, ...), the GPU's (benchmarks.gpu, where CUDA is) and the dev-half quality guard (benchmarks.quality,
+with BENCH_QUALITY_WAREHOUSE).
 The best bare model is searched on this host (dtype, threads, batch shape), never assumed; the matmul
 peak is measured in the same run; FLOPs per token are counted as in ModelFlops.
 Each end-to-end measurement runs in a fresh subprocess so peak RSS is its own. The re-run is a plain
