@@ -4,7 +4,7 @@
 
 Reports the pipeline's GPU tokens/s, the GPU's bf16 matmul peak measured in the same run (an 8192^3
 product, CUDA events, best of 5), the pipeline's useful FLOP/s as a fraction of it (FLOPs per token as
-`benchmarks.scoring.ModelFlops` counts them), and whether the scores hold the identical-results rule on
+`benchmarks.flops.ModelFlops` counts them), and whether the scores hold the identical-results rule on
 the device: the same texts scored in one pass and split in two must give the same bits (the call plan
 fixes every call's shape on accelerators), and how far the GPU's NLLs lie from the CPU's (different
 kernels and accumulation order: a tolerance, not bits). Without CUDA it says so in one key.
@@ -70,7 +70,7 @@ def gpu_section(texts: list[str], rounds: int = 3) -> dict:
     import numpy as np
     import torch
 
-    from benchmarks.scoring import ModelFlops
+    from benchmarks.flops import ModelFlops
     from curation.score.scorer import ReferenceScorer, ScoringConfig, plan_chunks
 
     scorer = ReferenceScorer(ScoringConfig(device="cuda"))
