@@ -21,7 +21,9 @@ PRELOADED = (
 
 # A run started by `curation run` validates its contracts in the CLI's contract server
 # (`curation.gates.contract_worker`): its steps never import great_expectations, so neither does the server.
-_SKIPPED = {"great_expectations"} if os.environ.get("CURATION_CONTRACT_SOCKET") else set()
+from curation.gates.contracts import CONTRACT_SOCKET_ENV  # noqa: E402  (polars only: definitions has it)
+
+_SKIPPED = {"great_expectations"} if os.environ.get(CONTRACT_SOCKET_ENV) else set()
 
 for _name in PRELOADED:
     if _name in _SKIPPED:

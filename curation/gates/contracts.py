@@ -90,15 +90,13 @@ SERVER_TIMEOUT_S = 300.0  # the import (seconds) plus a validation; past it the 
 BIND_WAIT_S = 5.0  # a server just started binds its socket within ~0.5 s
 
 
-def send_frame(sock, header: dict, frame: pl.DataFrame | None = None) -> None:
-    """One message: a JSON header line (with the payload's byte count), then the frame as Arrow IPC."""
+def send_frame(sock, header: dict, frame: pl.DataFrame) -> None:
+    """One request: a JSON header line (with the payload's byte count), then the frame as Arrow IPC."""
     import io
 
-    payload = b""
-    if frame is not None:
-        buffer = io.BytesIO()
-        frame.write_ipc(buffer)
-        payload = buffer.getvalue()
+    buffer = io.BytesIO()
+    frame.write_ipc(buffer)
+    payload = buffer.getvalue()
     sock.sendall(json.dumps({**header, "bytes": len(payload)}).encode() + b"\n" + payload)
 
 
