@@ -73,5 +73,13 @@ def two_node_cluster() -> Iterator[tuple[str, set[int]]]:
             time.sleep(0.5)
         yield f"127.0.0.1:{port}", worker
     finally:
+        leave_cluster()  # a driver still joined when the GCS dies aborts itself 60 s later (its exit code with it)
         kill(cluster_pids(temp_dir))
         shutil.rmtree(temp_dir, ignore_errors=True)
+
+
+def leave_cluster() -> None:
+    """Disconnect this process from Ray if a run in it joined the cluster (in-process Dagster runs do)."""
+    ray = sys.modules.get("ray")
+    if ray is not None and ray.is_initialized():
+        ray.shutdown()
