@@ -267,6 +267,15 @@ def release_id_map(manifest: dict, batch: str) -> dict[str, str] | None:
         return vault.release_ids(batch)
 
 
+def augment_config(args: argparse.Namespace):
+    """The ``--augment`` flag as the tagger's augmentation settings."""
+    from curation.labels.augment import AugmentConfig
+
+    if args.augment < 0:
+        raise SystemExit(f"curation: --augment must be >= 0, got {args.augment}")
+    return AugmentConfig(variants=args.augment)
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
     if not 0.0 <= args.collateral_budget <= 1.0:
         budget = args.collateral_budget
@@ -295,6 +304,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             public_sets=not args.no_public_sets,
             label_map=label_map,
             train_on=args.train_on or None,
+            augment=augment_config(args),
         )
     except (LabeledFormatError, ValueError, FileNotFoundError) as exc:
         print(f"curation eval: {exc}", file=sys.stderr)
@@ -324,6 +334,7 @@ def cmd_label_export(args: argparse.Namespace) -> int:
             public_sets=not args.no_public_sets,
             train_on=args.train_on or None,
             exclude=args.exclude or (),
+            augment=augment_config(args),
         )
     except (LabeledFormatError, ValueError, FileNotFoundError) as exc:
         print(f"curation label export: {exc}", file=sys.stderr)
@@ -389,6 +400,14 @@ def add_label_parser(sub) -> None:
         help="labeled JSONL the tagger trains on instead of the --calibrate-on sets, as PATH or DOMAIN=PATH "
         "(repeatable; plus the bundled public sets): --calibrate-on then only calibrates, in seconds, with "
         "the tagger's threshold chosen on texts it never saw",
+    )
+    export.add_argument(
+        "--augment",
+        type=int,
+        default=0,
+        metavar="N",
+        help="mention-swap augmentation: N variants of each labeled training text (up to 4,000 characters) with "
+        "its people, places, organisations and e-mails replaced from the surrogate pools (default 0: off)",
     )
     export.add_argument(
         "--exclude",
@@ -595,6 +614,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="labeled JSONL the tagger trains on instead of the --calibrate-on sets, as PATH or DOMAIN=PATH "
         "(repeatable; plus the bundled public sets): --calibrate-on then only calibrates, in seconds, with "
         "the tagger's threshold chosen on texts it never saw",
+    )
+    ev.add_argument(
+        "--augment",
+        type=int,
+        default=0,
+        metavar="N",
+        help="mention-swap augmentation: N variants of each labeled training text (up to 4,000 characters) with "
+        "its people, places, organisations and e-mails replaced from the surrogate pools (default 0: off)",
     )
     ev.add_argument("--policy", default="auto", choices=["detectors", "surprise", "union", "residual", "auto"])
     ev.add_argument("--prompt", help="prompted scoring: condition every text on this description")

@@ -10,7 +10,7 @@ import json
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,6 +22,7 @@ from curation.core.spans import Span, char_mask
 from curation.core.warehouse import Warehouse, load_token_scores, sha256_text
 from curation.detect.combination import choose_detectors, recognizer_summary, select_sources
 from curation.detect.credsweeper import credsweeper_spans
+from curation.labels.augment import AugmentConfig, augmented
 from curation.labels.sets import LabeledRecord, load_labeled
 from curation.policy.calibration import (
     POLICIES,
@@ -131,8 +132,11 @@ def _tagged(docs: Sequence[ScoredDoc], cache) -> list[TaggedText]:
     ]
 
 
-def _train_or_load(items: list[TaggedText], model_key: str, config: TaggerConfig, folder: Path, progress):
-    """The head trained on all items and each item's out-of-fold probabilities, cached by digest."""
+def _train_or_load(
+    items: list[TaggedText], model_key: str, config: TaggerConfig, folder: Path, progress, parents=None
+):
+    """The head trained on all items and each item's out-of-fold probabilities, cached by digest
+    (``parents``: see :func:`out_of_fold_probs`)."""
     digest = training_digest(items, model_key, config)
     head_path, oof_path = folder / f"tagger-{digest}.pt", folder / f"tagger-{digest}.oof.npz"
     if head_path.exists() and oof_path.exists():
@@ -141,7 +145,7 @@ def _train_or_load(items: list[TaggedText], model_key: str, config: TaggerConfig
         return Tagger.load(head_path), [stored[f"a{i}"] for i in range(len(items))]
     tokens = sum(len(i.char_start) for i in items)
     progress(f"training the tagger on {len(items)} labeled texts ({tokens} tokens), 2 folds + full")
-    oof = out_of_fold_probs(items, model_key, config, progress=progress)
+    oof = out_of_fold_probs(items, model_key, config, progress=progress, parents=parents)
     head = train_tagger(items, model_key, config, progress)
     folder.mkdir(parents=True, exist_ok=True)
     head.save(head_path)
@@ -187,6 +191,7 @@ class SignalSettings:
     collateral_budget: float = 0.03
     objective: str = "f1"  # calibration.objective: f1 | f2 | recall_at_budget (policy.calibration.OBJECTIVES)
     train_on: Sequence[str | Path] | None = None
+    augment: AugmentConfig = field(default_factory=AugmentConfig)  # mention-swap variants of the labeled texts
     progress: Callable[[str], None] = _log
 
 
@@ -277,6 +282,18 @@ def _public_docs(settings: SignalSettings, scorer, warehouse, cache) -> list[Sco
     return docs
 
 
+def _variants(docs: Sequence[ScoredDoc], settings: SignalSettings, scorer, warehouse, cache):
+    """Mention-swap variants of the labeled training docs, scored (cached like any text), as
+    (index of the source doc, variant doc)."""
+    records = [LabeledRecord(d.doc_id, d.text, list(d.gold), d.kind) for d in docs]
+    pairs = augmented(records, settings.augment)
+    if not pairs:
+        return []
+    settings.progress(f"scoring {len(pairs)} mention-swap variants of {len(records)} labeled texts")
+    variant_docs = scored([r for _, r in pairs], scorer, warehouse, None, settings.progress, cache)
+    return [(source, doc) for (source, _), doc in zip(pairs, variant_docs, strict=True)]
+
+
 def _train_tagger(settings: SignalSettings, val_docs, scorer, warehouse, cache) -> tuple[Tagger, dict, dict]:
     """Train (or load) the head on the training sets plus the public sets, choose each domain's threshold
     on predictions for texts the head never saw, and add its spans to the calibration documents."""
@@ -287,10 +304,12 @@ def _train_tagger(settings: SignalSettings, val_docs, scorer, warehouse, cache) 
             labeled_set_specs(settings.train_on), settings, scorer, warehouse, cache, "tagger training set"
         )
     order = [(d, doc) for d in train_docs for doc in train_docs[d]]
-    items = _tagged([doc for _, doc in order] + public, cache)
+    variants = _variants([doc for _, doc in order], settings, scorer, warehouse, cache)
+    items = _tagged([doc for _, doc in order] + public + [doc for _, doc in variants], cache)
+    parents = [None] * (len(order) + len(public)) + [source for source, _ in variants]
     config = settings.tagger_config or TaggerConfig()
     folder = warehouse.path.parent / "taggers"
-    head, oof = _train_or_load(items, scorer.model_key, config, folder, settings.progress)
+    head, oof = _train_or_load(items, scorer.model_key, config, folder, settings.progress, parents)
     if settings.train_on:  # the head never saw the calibration sets: its plain predictions are held-out ones
         cal_order = [(d, doc) for d in val_docs for doc in val_docs[d]]
         cal_items = _tagged([doc for _, doc in cal_order], cache)
@@ -312,6 +331,8 @@ def _train_tagger(settings: SignalSettings, val_docs, scorer, warehouse, cache) 
         "tagger_key": head.key,
         "thresholds": thresholds,
         "training_texts": len(items),
+        "augmented_texts": len(variants),
+        "augment": asdict(settings.augment),
         "public_sets": settings.public_sets,
         "trained_on": trained_on or "calibration sets",
         **{k: v for k, v in head.report.items() if k != "labels"},

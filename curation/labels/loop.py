@@ -317,6 +317,7 @@ def export_tasks(
     progress=None,
     train_on: Sequence[str | Path] | None = None,
     exclude: Sequence[str | Path] = (),
+    augment=None,
 ) -> dict[str, Any]:
     """Pick ``n`` records of the input, predict their spans with the domain's calibrated detection, write
     the Label Studio tasks and label config; returns a summary. Records already labeled (in an ``exclude``
@@ -349,6 +350,7 @@ def export_tasks(
         label_map=label_map,
         progress=progress,
         train_on=train_on,
+        **({"augment": augment} if augment is not None else {}),
     )
     combination = signals.combination(domain)
     cal_docs = signals.val_docs[domain]

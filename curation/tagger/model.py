@@ -528,13 +528,23 @@ def smoothed_f1(f1: np.ndarray, half_width: int) -> np.ndarray:
 
 
 def out_of_fold_probs(
-    items: Sequence[TaggedText], model_key: str, config: TaggerConfig, folds: int = 2, progress=None
+    items: Sequence[TaggedText],
+    model_key: str,
+    config: TaggerConfig,
+    folds: int = 2,
+    progress=None,
+    parents: Sequence[int | None] | None = None,
 ) -> list[np.ndarray]:
-    """Each text's probabilities from a head that did not train on it (for honest calibration)."""
-    order = sorted(
-        range(len(items)), key=lambda i: hashlib.sha256(f"{config.seed}|{i}|{items[i].text}".encode()).hexdigest()
-    )
+    """Each text's probabilities from a head that did not train on it (for honest calibration).
+    ``parents[i]``: the index of the text item i was derived from (an augmented variant), which keeps it in
+    its source's fold, so no source is judged by a head that trained on its own variant."""
+    parents = list(parents) if parents is not None else [None] * len(items)
+    originals = [i for i in range(len(items)) if parents[i] is None]
+    order = sorted(originals, key=lambda i: hashlib.sha256(f"{config.seed}|{i}|{items[i].text}".encode()).hexdigest())
     fold_of = {i: rank % folds for rank, i in enumerate(order)}
+    for i, parent in enumerate(parents):
+        if parent is not None:
+            fold_of[i] = fold_of[parent]
     labels = all_labels(items)
     out: list[np.ndarray | None] = [None] * len(items)
     for fold in range(folds):
