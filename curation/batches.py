@@ -188,4 +188,6 @@ def calibration_is_current(config: CurationConfig, warehouse: Warehouse, model_k
     from curation.tagger.model import Tagger, TaggerConfig
 
     # its data is the labeled sets above; the metadata line says its config without loading torch
-    return TaggerConfig(**Tagger.read_meta(saved)["config"]) == tagger_config(config)
+    meta = Tagger.read_meta(saved)
+    augmented_as_now = meta["report"].get("augment_variants", 0) == config.tagger.augment_variants
+    return TaggerConfig(**meta["config"]) == tagger_config(config) and augmented_as_now

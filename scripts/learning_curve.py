@@ -2,7 +2,7 @@
 
     .venv/bin/python scripts/learning_curve.py --out .devcache/curve [--warehouse .devcache/eval.duckdb]
         [--data ../shared/data] [--sets presidio_synth,tab_echr_dev,creddata_dev] [--counts 10,20,40]
-        [--seeds 0,1,2] [--retrain]
+        [--seeds 0,1,2] [--retrain [--augment N]]
 
 For each development set it takes the seeded halves (scripts/dev_halves.py): the *pool* half plays a
 corpus nobody labeled, the *test* half stays held out. Every point runs the commands a user runs:
@@ -38,7 +38,9 @@ DOMAINS = {
     "tab_echr_dev": "court",
     "creddata_dev": "code",
     "meddocan_es_dev": "clinical_es",
+    "social_dev": "social",  # a simulated user's new domain: no bundled training data of its kind
 }
+AUGMENT = 0  # --augment: mention-swap variants per labeled text when the tagger retrains on a point's labels
 ROOT = Path(__file__).resolve().parents[1]
 CURATION = str(ROOT / ".venv" / "bin" / "curation")
 BUNDLED_VALIDATION = ROOT / "curation" / "data" / "validation.jsonl"  # what `curation eval` calibrates on by default
@@ -105,6 +107,8 @@ def evaluate(test: Path, calibrate_on: str | None, out: Path, warehouse: str, re
         args += ["--calibrate-on", calibrate_on]
         if not retrain:
             args += ["--train-on", f"support={BUNDLED_VALIDATION}"]
+        elif AUGMENT:
+            args += ["--augment", str(AUGMENT)]
     run(args, named["eval.log"])
     return summary(named["metrics.json"])
 
@@ -292,7 +296,10 @@ def main() -> None:
         default=".devcache/all",
         help="scripts/dev_eval.sh's OUT_DIR: its all-labels points, tagger retrained",
     )
+    parser.add_argument("--augment", type=int, default=0, help="with --retrain: curation eval --augment N")
     args = parser.parse_args()
+    global AUGMENT
+    AUGMENT = args.augment
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     counts = [int(c) for c in args.counts.split(",")]

@@ -447,3 +447,47 @@ def test_detector_audit_reuses_untouched_documents_with_the_same_verdict(scored_
     assert reused.detail["documents_detected"] < fresh.detail["documents_detected"]
     for key in ("passed", "with_residual", "sampled", "rate", "residual_spans_by_label"):
         assert reused.to_dict()[key] == fresh.to_dict()[key], key
+
+
+def test_mention_swap_augmentation_trains_the_tagger_on_scored_variants_and_the_card_counts_them(scored_copy):
+    """`tagger.augment_variants: 1`: the validation pass scores one variant of each labeled calibration text
+    that names someone or somewhere, the head trains on them (a new key: the calibration is stale until it
+    ran), and the card says how many there were."""
+    from curation.batches import calibration_is_current
+    from curation.core.config import load_config
+    from curation.core.warehouse import Warehouse
+    from curation.detect.suite import detector_key, detector_suite
+    from curation.score.scorer import ReferenceScorer
+
+    config_file = scored_copy / "curation.yaml"
+    before = load_config(config_file)
+    model_key = ReferenceScorer(before.scoring).model_key
+    warehouse = Warehouse(before.warehouse_path)
+    detectors = detector_key(before, detector_suite(before.detectors))
+    assert calibration_is_current(before, warehouse, model_key, detectors)
+    config_file.write_text(config_file.read_text().replace("  epochs: 15\n", "  epochs: 15\n  augment_variants: 1\n"))
+    config = load_config(config_file)
+    assert not calibration_is_current(config, warehouse, model_key, detectors)  # the head must be retrained
+
+    result = run_job(config_file)
+    assert result.success and _checks(result) and all(_checks(result).values()), _checks(result)
+    con = duckdb.connect(str(config.warehouse_path), read_only=True)
+    try:
+        summaries = {
+            stage: json.loads(summary)
+            for stage, summary in con.execute(
+                "SELECT stage, arg_max(summary, created_at) FROM stage_summaries "
+                "WHERE stage IN ('validation_scores', 'pii_tagger') GROUP BY stage"
+            ).fetchall()
+        }
+    finally:
+        con.close()
+    tagger = summaries["pii_tagger"]
+    assert tagger["augment_variants"] == 1 and tagger["augmented_texts"] > 0
+    assert tagger["training_texts"] == tagger["labeled_texts"] + tagger["augmented_texts"]
+    assert summaries["validation_scores"]["augmented_texts"] == tagger["augmented_texts"]
+    assert calibration_is_current(config, warehouse, model_key, detectors)
+    from curation.delivery.card import CardInfo, render_card
+
+    card = render_card(CardInfo(pretty_name="x", tagger=tagger))  # the card's tagger section is this summary
+    assert f"{tagger['augmented_texts']} of them mention-swap variants" in card

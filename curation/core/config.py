@@ -80,6 +80,9 @@ class TaggerSettings:
     # folder: at most this much, none older; corpus texts' states are deleted as soon as they are tagged
     hidden_cache_max_mb: int = 2048
     hidden_cache_max_days: float = 30.0
+    # mention-swap augmentation (curation.labels.augment): this many variants of each labeled calibration
+    # text (people, places, organisations, e-mails swapped from the surrogate pools) join the tagger's training
+    augment_variants: int = 0
 
 
 @dataclass(frozen=True)
@@ -461,6 +464,8 @@ def _check(config: CurationConfig, where: str) -> None:
         problems.append(f"sharding.workers must be a whole number >= 1, got {config.sharding.workers!r}")
     from curation.tagger.model import ENCODERS
 
+    if config.tagger.augment_variants < 0:
+        problems.append(f"tagger.augment_variants must be >= 0, got {config.tagger.augment_variants}")
     if config.tagger.encoder not in ENCODERS:
         problems.append(f"tagger.encoder must be one of {list(ENCODERS)}, got {config.tagger.encoder!r}")
     if problems:

@@ -280,6 +280,16 @@ def _metrics(info: CardInfo) -> str:
     return out + _plots(info)
 
 
+def _augmented(t: dict) -> str:
+    """What mention-swap augmentation added to the tagger's training texts, when it ran."""
+    if not t.get("augmented_texts"):
+        return ""
+    return (
+        f"; {t['augmented_texts']} of them mention-swap variants of the {t.get('labeled_texts')} labeled "
+        f"calibration texts, {t.get('augment_variants')} per text, names and places from the surrogate pools"
+    )
+
+
 def _tagger(info: CardInfo) -> str:
     """The learned tagger's per-domain metrics (training out of fold, held-out) and the chosen combination."""
     t = info.tagger
@@ -308,7 +318,8 @@ def _tagger(info: CardInfo) -> str:
             if t.get("encoder", "window") == "bigru"
             else f"A {t.get('hidden', 256)}-unit head over the reference model's last hidden states of tokens t..t+2, "
         )
-        + f"trained on {t.get('training_texts')} labeled texts ({t.get('training_tokens')} tokens) in the "
+        + f"trained on {t.get('training_texts')} labeled texts ({t.get('training_tokens')} tokens"
+        f"{_augmented(t)}) in the "
         f"scoring pass's by-product (no second model pass); key `{t.get('tagger_key')}`. Character-level "
         "metrics per domain at the calibrated threshold:\n\n" + (_table(rows) if rows else "No metrics.\n")
     )

@@ -28,6 +28,18 @@ from curation.score.scorer import ReferenceScorer
 from curation.score.windows import WindowSpec, build_windows
 
 
+def augmented_texts(config: CurationConfig, warehouse: Warehouse) -> list[tuple[str, str]]:
+    """(sha256, text) of the labeled texts' mention-swap variants the tagger will train on (none when
+    ``tagger.augment_variants`` is 0): scored in the validation pass so training needs no model."""
+    if not config.tagger.enabled or config.tagger.augment_variants <= 0:
+        return []
+    from curation.core.warehouse import LABELED, sha256_text
+    from curation.tagger.store import augment_config, labeled_variants
+
+    variants = labeled_variants(warehouse, (VALIDATION, LABELED), augment_config(config))
+    return list({sha256_text(v.text): v.text for _, v in variants}.items())
+
+
 def score_stage(
     config: CurationConfig, warehouse: Warehouse, scorer: ReferenceScorer, progress=None, dataset: str = CORPUS
 ) -> dict:
@@ -35,6 +47,7 @@ def score_stage(
     streaming bounded batches into DuckDB; the same pass caches hidden states for the tagger."""
     model_key = scorer.model_key
     wanted = texts_to_score(config, warehouse, dataset)
+    variants = augmented_texts(config, warehouse) if dataset == VALIDATION else []
     calls_before, tokens_before = scorer.stats.model_calls, scorer.stats.tokens_scored
     started = time.perf_counter()
     engine_summary: dict = {}
@@ -42,7 +55,7 @@ def score_stage(
     n_scored = score_missing(
         warehouse,
         scorer,
-        list(zip(wanted["sha256"], wanted["text"], strict=True)),
+        list(zip(wanted["sha256"], wanted["text"], strict=True)) + variants,
         progress,
         cache,
         engine=config.engine,
@@ -51,7 +64,7 @@ def score_stage(
     )
     pruned = None
     if cache is not None and dataset == VALIDATION:
-        keep = set(wanted["sha256"].to_list())
+        keep = set(wanted["sha256"].to_list()) | {sha for sha, _ in variants}
         limits = config.tagger.hidden_cache_max_mb * 2**20, config.tagger.hidden_cache_max_days * 86400
         pruned = cache.prune(keep, *limits)
     elapsed = time.perf_counter() - started
@@ -60,6 +73,7 @@ def score_stage(
         "model_key": model_key,
         **scorer.description,
         "texts": wanted.height,
+        **({"augmented_texts": len(variants)} if variants else {}),
         "texts_scored": n_scored,
         "texts_cached": wanted.height - n_scored,
         "model_calls": scorer.stats.model_calls - calls_before,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from curation.core.config import CurationConfig
 from curation.core.warehouse import CALIBRATION_BATCH, LABELED, VALIDATION, Warehouse, record_summary
 from curation.score.pending import hidden_cache_for
-from curation.tagger.store import current_tagger, tagger_config
+from curation.tagger.store import augment_config, current_tagger, tagger_config
 
 
 def tagger_stage(config: CurationConfig, warehouse: Warehouse, model_key: str, progress=None) -> dict:
@@ -27,6 +27,7 @@ def tagger_stage(config: CurationConfig, warehouse: Warehouse, model_key: str, p
         tagger_config(config),
         cache_root(),
         progress=progress,
+        augment=augment_config(config),
     )
     summary = {
         "enabled": True,

@@ -38,6 +38,62 @@ def tagger_config(config: CurationConfig):
     return TaggerConfig(encoder=config.tagger.encoder, hidden=config.tagger.hidden, epochs=config.tagger.epochs)
 
 
+def augment_config(config: CurationConfig):
+    from curation.labels.augment import AugmentConfig
+
+    return AugmentConfig(variants=config.tagger.augment_variants)
+
+
+def calibration_records(warehouse: Warehouse, datasets: Sequence[str]) -> list:
+    """The calibration split's labeled documents as records (text and gold), in ``labeled_items``' order:
+    what augmentation derives its variants from, in the scoring step and in training alike."""
+    from curation.labels.sets import LabeledRecord
+
+    docs = warehouse.query(
+        "SELECT dataset, doc_id, kind, text FROM validation_docs "
+        f"WHERE dataset IN ({', '.join('?' for _ in datasets)}) AND split = 'calibration' ORDER BY dataset, doc_id",
+        list(datasets),
+    )
+    gold = warehouse.query(
+        'SELECT dataset, doc_id, "start", "end", label FROM gold_spans '
+        f'WHERE dataset IN ({", ".join("?" for _ in datasets)}) ORDER BY dataset, doc_id, "start"',
+        list(datasets),
+    )
+    spans: dict[tuple[str, str], list[Span]] = {}
+    for dataset, doc_id, start, end, label in gold.iter_rows():
+        spans.setdefault((dataset, doc_id), []).append(Span(start, end, label, source="gold"))
+    return [
+        LabeledRecord(doc_id, text, spans.get((dataset, doc_id), []), kind)
+        for dataset, doc_id, kind, text in docs.iter_rows()
+    ]
+
+
+def labeled_variants(warehouse: Warehouse, datasets: Sequence[str], augment) -> list:
+    """(index of the source calibration record, variant record) for ``augment`` (none when it is off)."""
+    if augment is None or augment.variants <= 0:
+        return []
+    from curation.labels.augment import augmented
+
+    return augmented(calibration_records(warehouse, datasets), augment)
+
+
+def _variant_items(warehouse, model_key: str, cache: HiddenStateCache, variants) -> list[TaggedText]:
+    from curation.core.warehouse import sha256_text
+
+    shas = [sha256_text(v.text) for _, v in variants]
+    scores = load_token_scores(warehouse, model_key, shas)
+    missing = sum(1 for sha in shas if sha not in scores or not cache.has(sha))
+    if missing:
+        raise RuntimeError(
+            f"{missing} mention-swap variant(s) of the labeled documents have no token scores/hidden states for "
+            f"{model_key}; materialize validation_scores first (it scores them when tagger.augment_variants > 0)"
+        )
+    return [
+        TaggedText(v.text, scores[sha].char_start, scores[sha].char_end, cache.get(sha), v.spans)
+        for sha, (_, v) in zip(shas, variants, strict=True)
+    ]
+
+
 def current_tagger_path(warehouse: Warehouse) -> Path | None:
     """The saved head the last pii_tagger materialization trained (None when the tagger is off); raises
     RuntimeError when it is not in the local cache."""
@@ -111,6 +167,7 @@ def train_on_labeled(
     cache_root: Path,
     collateral_budget: float = 1.0,
     progress=None,
+    augment=None,
 ) -> tuple[Tagger, dict]:
     """Train (or load the cached) head on the calibration split of the labeled datasets; choose a
     threshold per domain on out-of-fold predictions; store every labeled doc's token probabilities
@@ -120,7 +177,10 @@ def train_on_labeled(
     train_rows = labeled_items(warehouse, model_key, cache, datasets, "calibration")
     held_rows = labeled_items(warehouse, model_key, cache, datasets, "heldout")
     items = [item for _, item in train_rows]
-    digest = training_digest(items, model_key, config)
+    variants = labeled_variants(warehouse, datasets, augment)
+    training = items + _variant_items(warehouse, model_key, cache, variants)  # variants after their sources
+    parents = [None] * len(items) + [source for source, _ in variants]
+    digest = training_digest(training, model_key, config)
     path = tagger_path(cache_root, digest)
     key = f"tagger-{digest}"
     stored = warehouse.query("SELECT count(*) AS n FROM token_tags WHERE tagger_key = ?", [key])["n"][0]
@@ -132,8 +192,8 @@ def train_on_labeled(
         return tagger, {**tagger.report, "cached": True}
     if progress:
         progress(f"training tagger on {len(items)} labeled texts ({sum(len(i.char_start) for i in items)} tokens)")
-    oof = out_of_fold_probs(items, model_key, config, progress=progress)
-    tagger = train_tagger(items, model_key, config, progress)
+    oof = out_of_fold_probs(training, model_key, config, progress=progress, parents=parents)[: len(items)]
+    tagger = train_tagger(training, model_key, config, progress)
     labels = tagger.labels
     thresholds, training = {}, {}
     for domain in sorted({row["domain"] for row, _ in train_rows}):
@@ -161,6 +221,9 @@ def train_on_labeled(
         )
     tagger.report.update(
         {
+            "labeled_texts": len(items),
+            "augmented_texts": len(variants),
+            "augment_variants": augment.variants if augment is not None else 0,
             "thresholds": {k: round(v, 4) for k, v in thresholds.items()},
             "training_metrics_out_of_fold": training,
             "heldout_metrics": heldout,
