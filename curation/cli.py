@@ -305,6 +305,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             label_map=label_map,
             train_on=args.train_on or None,
             augment=augment_config(args),
+            label_thresholds=args.label_thresholds,
         )
     except (LabeledFormatError, ValueError, FileNotFoundError) as exc:
         print(f"curation eval: {exc}", file=sys.stderr)
@@ -335,6 +336,7 @@ def cmd_label_export(args: argparse.Namespace) -> int:
             train_on=args.train_on or None,
             exclude=args.exclude or (),
             augment=augment_config(args),
+            label_thresholds=args.label_thresholds,
         )
     except (LabeledFormatError, ValueError, FileNotFoundError) as exc:
         print(f"curation label export: {exc}", file=sys.stderr)
@@ -408,6 +410,12 @@ def add_label_parser(sub) -> None:
         metavar="N",
         help="mention-swap augmentation: N variants of each labeled training text (up to 4,000 characters) with "
         "its people, places, organisations and e-mails replaced from the surrogate pools (default 0: off)",
+    )
+    export.add_argument(
+        "--label-thresholds",
+        action="store_true",
+        help="a tagger threshold per label where a label has >= 30 gold spans in the domain's calibration "
+        "labels and its own threshold adds F1 there (tagger.label_thresholds); else the domain's threshold",
     )
     export.add_argument(
         "--exclude",
@@ -622,6 +630,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="mention-swap augmentation: N variants of each labeled training text (up to 4,000 characters) with "
         "its people, places, organisations and e-mails replaced from the surrogate pools (default 0: off)",
+    )
+    ev.add_argument(
+        "--label-thresholds",
+        action="store_true",
+        help="a tagger threshold per label where a label has >= 30 gold spans in the domain's calibration "
+        "labels and its own threshold adds F1 there (tagger.label_thresholds); else the domain's threshold",
     )
     ev.add_argument("--policy", default="auto", choices=["detectors", "surprise", "union", "residual", "auto"])
     ev.add_argument("--prompt", help="prompted scoring: condition every text on this description")

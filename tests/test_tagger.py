@@ -272,3 +272,47 @@ def test_hidden_state_cache_prunes_by_age_then_size_keeping_the_wanted_last(tmp_
     assert cache.prune(keep={"keep"}, max_bytes=size, max_age_s=10**9, now=1101.5) == 2  # a and b go first
     assert cache.has("keep") and cache.bytes() == size
     assert cache.delete("keep") and not cache.delete("keep")
+
+
+def test_a_label_threshold_applies_to_the_characters_its_label_is_likeliest_for():
+    text = "Ann went to Oslo today"
+    starts, ends = np.array([0, 3, 8, 11, 16]), np.array([3, 8, 11, 16, 22])
+    labels = ["O", "PERSON", "LOCATION"]
+    probs = np.zeros((5, 3), dtype=np.float32)
+    probs[:, 0] = 1.0
+    probs[0] = [0.4, 0.55, 0.05]  # "Ann": PERSON at P(private) 0.6
+    probs[3] = [0.6, 0.1, 0.3]  # " Oslo": LOCATION at P(private) 0.4
+    plain = decode_spans(text, starts, ends, probs, labels, 0.5)
+    assert [text[s.start : s.end] for s in plain] == ["Ann"]
+    same = decode_spans(text, starts, ends, probs, labels, 0.5, {"PERSON": 0.5, "LOCATION": 0.5})
+    assert same == plain  # no label with a threshold of its own: the decoding of before
+    lowered = decode_spans(text, starts, ends, probs, labels, 0.5, {"LOCATION": 0.35})
+    assert [(text[s.start : s.end], s.label) for s in lowered] == [("Ann", "PERSON"), ("Oslo", "LOCATION")]
+    raised = decode_spans(text, starts, ends, probs, labels, 0.5, {"PERSON": 0.7, "LOCATION": 0.35})
+    assert [text[s.start : s.end] for s in raised] == ["Oslo"]
+
+
+def test_label_thresholds_are_chosen_only_for_labels_with_support_and_a_gain():
+    """Places score lower than people on held-out texts: with 40 place mentions, places get a threshold of
+    their own under the domain's; people (5 mentions) keep the domain's."""
+    from curation.tagger.model import choose_label_thresholds
+
+    def item(label: str, score: float, private: bool) -> tuple[TaggedText, np.ndarray]:
+        column = 1 if label == "PERSON" else 2
+        probs = np.zeros((1, 3), dtype=np.float32)
+        probs[0, 0], probs[0, column] = 1.0 - score, score
+        gold = [Span(0, 4, label)] if private else []
+        return TaggedText("abcd", np.array([0]), np.array([4]), np.zeros((1, 1), np.float32), gold), probs
+
+    data = (
+        [item("PERSON", 0.8, True)] * 5
+        + [item("LOCATION", 0.3, True)] * 40
+        + [item("LOCATION", 0.1, False)] * 40
+        + [item("PERSON", 0.2, False)] * 40
+    )
+    items, probs = [d[0] for d in data], [d[1] for d in data]
+    chosen, report = choose_label_thresholds(items, probs, ["O", "PERSON", "LOCATION"], 0.5)
+    assert set(chosen) == {"LOCATION"} and 0.1 < chosen["LOCATION"] <= 0.3, chosen
+    assert report["support"] == {"PERSON": 5, "LOCATION": 40}
+    nothing, _ = choose_label_thresholds(items, probs, ["O", "PERSON", "LOCATION"], 0.5, min_spans=41)
+    assert nothing == {}

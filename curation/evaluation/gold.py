@@ -47,6 +47,7 @@ from curation.tagger.model import (
     TaggedText,
     Tagger,
     TaggerConfig,
+    choose_label_thresholds,
     choose_threshold,
     decode_spans,
     entity_recall,
@@ -192,6 +193,7 @@ class SignalSettings:
     objective: str = "f1"  # calibration.objective: f1 | f2 | recall_at_budget (policy.calibration.OBJECTIVES)
     train_on: Sequence[str | Path] | None = None
     augment: AugmentConfig = field(default_factory=AugmentConfig)  # mention-swap variants of the labeled texts
+    label_thresholds: bool = False  # a label with the support gets its own tagger threshold (tagger.label_thresholds)
     progress: Callable[[str], None] = _log
 
 
@@ -212,6 +214,7 @@ class CalibratedSignals:
     tagger_summary: dict
     languages: dict[str, str] = field(default_factory=dict)  # domain -> language code
     settings: SignalSettings | None = None
+    label_thresholds: dict[str, dict[str, float]] = field(default_factory=dict)  # domain -> label -> threshold
 
     def suite_for(self, domain: str, texts: Sequence[str] = ()) -> DetectorSuite | None:
         """The detectors of the domain's language (a domain not calibrated here: detected from ``texts``)."""
@@ -240,8 +243,9 @@ class CalibratedSignals:
             probs = list(self.head.predict_many([i.hidden for i in items]))
             for doc, it, p in zip(docs, items, probs, strict=True):
                 doc.detected = doc.detected + decode_spans(
-                    it.text, it.char_start, it.char_end, p, self.head.labels, self.thresholds[domain]
-                )
+                    it.text, it.char_start, it.char_end, p, self.head.labels, self.thresholds[domain],
+                    self.label_thresholds.get(domain),
+                )  # fmt: skip
         for doc, found in zip(docs, credsweeper_spans([d.text for d in docs], [d.kind for d in docs]), strict=True):
             doc.detected = doc.detected + found
         return probs
@@ -294,7 +298,7 @@ def _variants(docs: Sequence[ScoredDoc], settings: SignalSettings, scorer, wareh
     return [(source, doc) for (source, _), doc in zip(pairs, variant_docs, strict=True)]
 
 
-def _train_tagger(settings: SignalSettings, val_docs, scorer, warehouse, cache) -> tuple[Tagger, dict, dict]:
+def _train_tagger(settings: SignalSettings, val_docs, scorer, warehouse, cache) -> tuple[Tagger, dict, dict, dict]:
     """Train (or load) the head on the training sets plus the public sets, choose each domain's threshold
     on predictions for texts the head never saw, and add its spans to the calibration documents."""
     public = _public_docs(settings, scorer, warehouse, cache)
@@ -316,20 +320,26 @@ def _train_tagger(settings: SignalSettings, val_docs, scorer, warehouse, cache) 
         cal_probs = list(head.predict_many([it.hidden for it in cal_items]))
     else:
         cal_order, cal_items, cal_probs = order, items, oof
-    thresholds = {}
+    thresholds, per_label, label_reports = {}, {}, {}
     for name in val_docs:
         idx = [i for i, (d, _) in enumerate(cal_order) if d == name]
-        thresholds[name], _ = choose_threshold([cal_items[i] for i in idx], [cal_probs[i] for i in idx])
+        domain_items, domain_probs = [cal_items[i] for i in idx], [cal_probs[i] for i in idx]
+        thresholds[name], _ = choose_threshold(domain_items, domain_probs)
+        if settings.label_thresholds:
+            per_label[name], label_reports[name] = choose_label_thresholds(
+                domain_items, domain_probs, head.labels, thresholds[name]
+            )
     for i, (name, doc) in enumerate(cal_order):  # calibration docs: spans of a head that never saw them
         it = cal_items[i]
         doc.detected = doc.detected + decode_spans(
-            it.text, it.char_start, it.char_end, cal_probs[i], head.labels, thresholds[name]
+            it.text, it.char_start, it.char_end, cal_probs[i], head.labels, thresholds[name], per_label.get(name)
         )
     trained_on = [f"{d}={p}" for d, p in labeled_set_specs(settings.train_on)] if settings.train_on else None
     summary = {
         "enabled": True,
         "tagger_key": head.key,
         "thresholds": thresholds,
+        **({"label_thresholds": per_label, "label_choice": label_reports} if settings.label_thresholds else {}),
         "training_texts": len(items),
         "augmented_texts": len(variants),
         "augment": asdict(settings.augment),
@@ -337,7 +347,7 @@ def _train_tagger(settings: SignalSettings, val_docs, scorer, warehouse, cache) 
         "trained_on": trained_on or "calibration sets",
         **{k: v for k, v in head.report.items() if k != "labels"},
     }
-    return head, thresholds, summary
+    return head, thresholds, summary, per_label
 
 
 def calibrated_signals(calibrate_on: Path | str | Sequence[str | Path] | None = None, **options) -> CalibratedSignals:
@@ -361,9 +371,9 @@ def calibrated_signals(calibrate_on: Path | str | Sequence[str | Path] | None = 
             f"scoring and detecting calibration set {name!r} ({len(records)} records, language {language})"
         )
         val_docs[name] = scored(records, scorer, warehouse, suites[language], settings.progress, cache)
-    head, thresholds, tagger_summary = None, {}, {"enabled": False}
+    head, thresholds, tagger_summary, per_label = None, {}, {"enabled": False}, {}
     if settings.use_tagger:
-        head, thresholds, tagger_summary = _train_tagger(settings, val_docs, scorer, warehouse, cache)
+        head, thresholds, tagger_summary, per_label = _train_tagger(settings, val_docs, scorer, warehouse, cache)
     for docs in val_docs.values():
         for doc, found in zip(docs, credsweeper_spans([d.text for d in docs], [d.kind for d in docs]), strict=True):
             doc.detected = doc.detected + found
@@ -393,6 +403,7 @@ def calibrated_signals(calibrate_on: Path | str | Sequence[str | Path] | None = 
         tagger_summary,
         languages,
         settings,
+        per_label,
     )
 
 

@@ -318,6 +318,7 @@ def export_tasks(
     train_on: Sequence[str | Path] | None = None,
     exclude: Sequence[str | Path] = (),
     augment=None,
+    label_thresholds: bool = False,
 ) -> dict[str, Any]:
     """Pick ``n`` records of the input, predict their spans with the domain's calibrated detection, write
     the Label Studio tasks and label config; returns a summary. Records already labeled (in an ``exclude``
@@ -350,6 +351,7 @@ def export_tasks(
         label_map=label_map,
         progress=progress,
         train_on=train_on,
+        label_thresholds=label_thresholds,
         **({"augment": augment} if augment is not None else {}),
     )
     combination = signals.combination(domain)

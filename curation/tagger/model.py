@@ -21,7 +21,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -426,24 +426,54 @@ def char_private_scores(text: str, char_start: np.ndarray, char_end: np.ndarray,
     """Per character: the highest P(not O) of a token covering it, raised to the word's maximum so a
     threshold never cuts a word in half; whitespace scores 0, except a single space or hyphen between
     two scored characters, which takes the lower of its neighbours (so a name is masked whole)."""
+    return char_scores_and_labels(text, char_start, char_end, probs)[0]
+
+
+def char_scores_and_labels(
+    text: str, char_start: np.ndarray, char_end: np.ndarray, probs: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`char_private_scores` and, per character, the index (1..) of the most probable label of the
+    token its score came from (0 for whitespace): which label's threshold applies to it."""
     n = len(text)
     scores = np.zeros(n, dtype=np.float64)
+    label_of = np.zeros(n, dtype=np.int64)
     if n == 0 or len(probs) == 0:
-        return scores
+        return scores, label_of
     private = 1.0 - probs[:, 0]
+    token_label = 1 + np.argmax(probs[:, 1:], axis=1) if probs.shape[1] > 1 else np.zeros(len(probs), np.int64)
     for t in range(len(private)):
         a, b = int(char_start[t]), int(char_end[t])
         if b > a:
+            higher = private[t] > scores[a:b]
+            label_of[a:b] = np.where(higher, token_label[t], label_of[a:b])
             np.maximum(scores[a:b], private[t], out=scores[a:b])
     for match in WORD.finditer(text):
         a, b = match.span()
-        scores[a:b] = scores[a:b].max()
+        top = a + int(np.argmax(scores[a:b]))
+        scores[a:b] = scores[top]
+        label_of[a:b] = label_of[top]
     codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
-    scores[np.isin(codes, [9, 10, 13, 32])] = 0.0
+    space = np.isin(codes, [9, 10, 13, 32])
+    scores[space] = 0.0
+    label_of[space] = 0
     if n > 2:  # one entity across a single space or hyphen ("Dana Whitfield", "Vasquez-Ardent")
         joiner = np.isin(codes[1:-1], [32, 45])
+        left_lower = scores[:-2] <= scores[2:]
+        label_of[1:-1] = np.where(joiner, np.where(left_lower, label_of[:-2], label_of[2:]), label_of[1:-1])
         scores[1:-1] = np.where(joiner, np.minimum(scores[:-2], scores[2:]), scores[1:-1])
-    return scores
+    return scores, label_of
+
+
+def char_thresholds(
+    label_of: np.ndarray, labels: Sequence[str], threshold: float, label_thresholds: Mapping[str, float] | None
+) -> np.ndarray | float:
+    """The threshold each character is held to: its label's own where calibration chose one, else the
+    domain's (a plain float when no label has its own: the decoding of before, bit for bit)."""
+    if not label_thresholds:
+        return threshold
+    lookup = np.array([label_thresholds.get(label, threshold) for label in labels], dtype=np.float64)
+    lookup[0] = threshold
+    return lookup[label_of]
 
 
 def decode_spans(
@@ -453,11 +483,13 @@ def decode_spans(
     probs: np.ndarray,
     labels: Sequence[str],
     threshold: float,
+    label_thresholds: Mapping[str, float] | None = None,
 ) -> list[Span]:
     """Character spans where P(not O) >= threshold, snapped to word edges, joined across single
-    spaces or hyphens inside one entity; each span takes the label with most probability mass."""
-    scores = char_private_scores(text, char_start, char_end, probs)
-    masked = scores >= threshold
+    spaces or hyphens inside one entity; each span takes the label with most probability mass.
+    ``label_thresholds``: a label's own threshold for the characters whose token it is the likeliest for."""
+    scores, label_of = char_scores_and_labels(text, char_start, char_end, probs)
+    masked = scores >= char_thresholds(label_of, labels, threshold, label_thresholds)
     raw = _runs(masked)
     spans: list[Span] = []
     for a, b in raw:
@@ -519,6 +551,65 @@ def choose_threshold(
     candidates = np.flatnonzero(within) if within.any() else np.array([int(np.argmin(fpr))])
     best = int(candidates[np.argmax(smoothed[candidates])])
     return float(THRESHOLD_GRID[best]), {**points[best].to_dict(), "f1_smoothed": round(float(smoothed[best]), 6)}
+
+
+MIN_LABEL_SPANS = 30  # gold spans of a label in a domain's calibration data before it may get its own threshold
+MIN_LABEL_GAIN = 0.002  # smoothed pooled F1 a label's own threshold must add over the domain's
+
+
+def choose_label_thresholds(
+    items: Sequence[TaggedText],
+    probs: Sequence[np.ndarray],
+    labels: Sequence[str],
+    threshold: float,
+    collateral_budget: float = 1.0,
+    min_spans: int = MIN_LABEL_SPANS,
+) -> tuple[dict[str, float], dict]:
+    """Per-label thresholds where a label has the support: for each label with at least ``min_spans``
+    gold spans (most first), the grid threshold for the characters whose token it is likeliest for that
+    maximises the pooled character F1 (smoothed as :func:`choose_threshold`'s, the other labels at their
+    current thresholds, FPR within the budget); kept only when it adds ``MIN_LABEL_GAIN``. Labels below
+    the support, or that gain nothing, keep the domain's ``threshold``. Returns (thresholds, report)."""
+    support: dict[str, int] = {}
+    for it in items:
+        for span in it.gold:
+            support[span.label] = support.get(span.label, 0) + 1
+    eligible = [label for label in labels[1:] if support.get(label, 0) >= min_spans]
+    report: dict = {"support": {label: support.get(label, 0) for label in labels[1:]}, "min_spans": min_spans}
+    if not eligible or not items:
+        return {}, report
+    scores, label_of, gold = [], [], []
+    for it, p in zip(items, probs, strict=True):
+        sc, lab = char_scores_and_labels(it.text, it.char_start, it.char_end, p)
+        scores.append(np.round(sc, 3))
+        label_of.append(lab)
+        gold.append(np.array(char_mask(it.gold, len(it.text)), dtype=bool))
+    score, label_of, gold = np.concatenate(scores), np.concatenate(label_of), np.concatenate(gold)
+    positives, negatives = int(gold.sum()), int((~gold).sum())
+    current = np.full(len(labels), threshold)
+    chosen: dict[str, float] = {}
+    half_width = round(THRESHOLD_SMOOTHING / 0.01)
+    for label in sorted(eligible, key=lambda lab: -support[lab]):
+        index = labels.index(label)
+        mine = label_of == index
+        masked_others = (score >= current[label_of]) & ~mine
+        tp_rest, fp_rest = int((masked_others & gold).sum()), int((masked_others & ~gold).sum())
+        s_mine, g_mine = score[mine], gold[mine]
+        tp = np.array([int((g_mine & (s_mine >= t)).sum()) for t in THRESHOLD_GRID]) + tp_rest
+        fp = np.array([int((~g_mine & (s_mine >= t)).sum()) for t in THRESHOLD_GRID]) + fp_rest
+        f1 = np.where(tp > 0, 2 * tp / np.maximum(2 * tp + fp + (positives - tp), 1), 0.0)
+        smoothed = smoothed_f1(f1, half_width)
+        fpr = fp / max(negatives, 1)
+        within = np.flatnonzero(fpr <= collateral_budget)
+        at_domain = int(np.argmin(np.abs(THRESHOLD_GRID - current[index])))
+        if not within.size:
+            continue
+        best = int(within[np.argmax(smoothed[within])])
+        gain = float(smoothed[best] - smoothed[at_domain])
+        report.setdefault("gain", {})[label] = round(gain, 5)
+        if gain >= MIN_LABEL_GAIN and THRESHOLD_GRID[best] != current[index]:
+            chosen[label] = current[index] = float(THRESHOLD_GRID[best])
+    return chosen, report
 
 
 def smoothed_f1(f1: np.ndarray, half_width: int) -> np.ndarray:
