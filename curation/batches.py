@@ -143,7 +143,7 @@ def calibration_is_current(config: CurationConfig, warehouse: Warehouse, model_k
     """True when the stored calibration was made from exactly the current validation file, its scores under
     `model_key` and its detector spans under `detector_key`: re-materializing the calibration group would
     change nothing, so a batch run leaves it alone."""
-    from curation.core.warehouse import LABELED, VALIDATION
+    from curation.core.warehouse import CALIBRATION_BATCH, LABELED, VALIDATION, stage_summary
     from curation.ingest.validation import validation_rows
     from curation.policy.stored import current_calibration
     from curation.tagger.store import current_tagger_path, tagger_config
@@ -190,4 +190,6 @@ def calibration_is_current(config: CurationConfig, warehouse: Warehouse, model_k
     # its data is the labeled sets above; the metadata line says its config without loading torch
     meta = Tagger.read_meta(saved)
     augmented_as_now = meta["report"].get("augment_variants", 0) == config.tagger.augment_variants
-    return TaggerConfig(**meta["config"]) == tagger_config(config) and augmented_as_now
+    summary = stage_summary(warehouse, CALIBRATION_BATCH, "pii_tagger")
+    label_policy_as_now = ("label_thresholds" in summary) == config.tagger.label_thresholds
+    return TaggerConfig(**meta["config"]) == tagger_config(config) and augmented_as_now and label_policy_as_now

@@ -412,10 +412,11 @@ def add_label_parser(sub) -> None:
         "its people, places, organisations and e-mails replaced from the surrogate pools (default 0: off)",
     )
     export.add_argument(
-        "--label-thresholds",
-        action="store_true",
-        help="a tagger threshold per label where a label has >= 30 gold spans in the domain's calibration "
-        "labels and its own threshold adds F1 there (tagger.label_thresholds); else the domain's threshold",
+        "--no-label-thresholds",
+        dest="label_thresholds",
+        action="store_false",
+        help="every label at the domain's tagger threshold (default: a label with >= 30 gold spans in the "
+        "domain's calibration labels gets its own where it adds F1 there, as tagger.label_thresholds)",
     )
     export.add_argument(
         "--exclude",
@@ -632,10 +633,11 @@ def build_parser() -> argparse.ArgumentParser:
         "its people, places, organisations and e-mails replaced from the surrogate pools (default 0: off)",
     )
     ev.add_argument(
-        "--label-thresholds",
-        action="store_true",
-        help="a tagger threshold per label where a label has >= 30 gold spans in the domain's calibration "
-        "labels and its own threshold adds F1 there (tagger.label_thresholds); else the domain's threshold",
+        "--no-label-thresholds",
+        dest="label_thresholds",
+        action="store_false",
+        help="every label at the domain's tagger threshold (default: a label with >= 30 gold spans in the "
+        "domain's calibration labels gets its own where it adds F1 there, as tagger.label_thresholds)",
     )
     ev.add_argument("--policy", default="auto", choices=["detectors", "surprise", "union", "residual", "auto"])
     ev.add_argument("--prompt", help="prompted scoring: condition every text on this description")

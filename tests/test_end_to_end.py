@@ -452,7 +452,9 @@ def test_detector_audit_reuses_untouched_documents_with_the_same_verdict(scored_
 def test_mention_swap_augmentation_trains_the_tagger_on_scored_variants_and_the_card_counts_them(scored_copy):
     """`tagger.augment_variants: 1`: the validation pass scores one variant of each labeled calibration text
     that names someone or somewhere, the head trains on them (a new key: the calibration is stale until it
-    ran), and the card says how many there were."""
+    ran), and the card says how many there were. `tagger.label_thresholds: true` rides along: the choice
+    runs on the stored out-of-fold probabilities and is reported per domain (this small set gives no label
+    the 30 spans it needs, so every label keeps its domain's threshold, and the card says so)."""
     from curation.batches import calibration_is_current
     from curation.core.config import load_config
     from curation.core.warehouse import Warehouse
@@ -465,7 +467,8 @@ def test_mention_swap_augmentation_trains_the_tagger_on_scored_variants_and_the_
     warehouse = Warehouse(before.warehouse_path)
     detectors = detector_key(before, detector_suite(before.detectors))
     assert calibration_is_current(before, warehouse, model_key, detectors)
-    config_file.write_text(config_file.read_text().replace("  epochs: 15\n", "  epochs: 15\n  augment_variants: 1\n"))
+    options = "  epochs: 15\n  augment_variants: 1\n  label_thresholds: true\n"
+    config_file.write_text(config_file.read_text().replace("  epochs: 15\n", options))
     config = load_config(config_file)
     assert not calibration_is_current(config, warehouse, model_key, detectors)  # the head must be retrained
 
@@ -491,3 +494,6 @@ def test_mention_swap_augmentation_trains_the_tagger_on_scored_variants_and_the_
 
     card = render_card(CardInfo(pretty_name="x", tagger=tagger))  # the card's tagger section is this summary
     assert f"{tagger['augmented_texts']} of them mention-swap variants" in card
+    assert set(tagger["label_thresholds"]) == set(tagger["thresholds"]) - {"*"}
+    assert all(choice["min_spans"] == 30 for choice in tagger["label_choice"].values())
+    assert "Per-label thresholds" in card

@@ -323,6 +323,17 @@ def _tagger(info: CardInfo) -> str:
         f"scoring pass's by-product (no second model pass); key `{t.get('tagger_key')}`. Character-level "
         "metrics per domain at the calibrated threshold:\n\n" + (_table(rows) if rows else "No metrics.\n")
     )
+    own = {d: v for d, v in (t.get("label_thresholds") or {}).items() if v}
+    if "label_thresholds" in t:
+        listed = "; ".join(
+            f"`{d}`: " + ", ".join(f"{label} {v:.2f}" for label, v in sorted(v.items())) for d, v in sorted(own.items())
+        )
+        out += (
+            "\nPer-label thresholds (tagger.label_thresholds: a label with at least 30 gold spans in a domain's "
+            "calibration part gets its own where it adds F1 there, on out-of-fold probabilities): "
+            + (listed or "none chosen, every label at its domain's threshold")
+            + ".\n"
+        )
     held = t.get("heldout_metrics") or {}
     mentions = [
         {"domain": d, **{label: v for label, v in sorted((m.get("mentions_fully_masked_by_label") or {}).items())}}

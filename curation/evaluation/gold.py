@@ -193,7 +193,7 @@ class SignalSettings:
     objective: str = "f1"  # calibration.objective: f1 | f2 | recall_at_budget (policy.calibration.OBJECTIVES)
     train_on: Sequence[str | Path] | None = None
     augment: AugmentConfig = field(default_factory=AugmentConfig)  # mention-swap variants of the labeled texts
-    label_thresholds: bool = False  # a label with the support gets its own tagger threshold (tagger.label_thresholds)
+    label_thresholds: bool = True  # a label with the support gets its own tagger threshold (tagger.label_thresholds)
     progress: Callable[[str], None] = _log
 
 

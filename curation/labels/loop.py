@@ -318,7 +318,7 @@ def export_tasks(
     train_on: Sequence[str | Path] | None = None,
     exclude: Sequence[str | Path] = (),
     augment=None,
-    label_thresholds: bool = False,
+    label_thresholds: bool = True,
 ) -> dict[str, Any]:
     """Pick ``n`` records of the input, predict their spans with the domain's calibrated detection, write
     the Label Studio tasks and label config; returns a summary. Records already labeled (in an ``exclude``

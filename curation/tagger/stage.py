@@ -4,7 +4,7 @@ batch (``tagger_spans``)."""
 from __future__ import annotations
 
 from curation.core.config import CurationConfig
-from curation.core.warehouse import CALIBRATION_BATCH, LABELED, VALIDATION, Warehouse, record_summary
+from curation.core.warehouse import CALIBRATION_BATCH, LABELED, VALIDATION, Warehouse, record_summary, stage_summary
 from curation.score.pending import hidden_cache_for
 from curation.tagger.store import augment_config, current_tagger, tagger_config
 
@@ -28,6 +28,7 @@ def tagger_stage(config: CurationConfig, warehouse: Warehouse, model_key: str, p
         cache_root(),
         progress=progress,
         augment=augment_config(config),
+        label_thresholds=config.tagger.label_thresholds,
     )
     summary = {
         "enabled": True,
@@ -54,6 +55,8 @@ def tagger_spans_stage(config: CurationConfig, warehouse: Warehouse, model_key: 
     thresholds = tagger.report.get("thresholds", {})
     domain = config.batch_domain if config.batch_domain in thresholds else config.calibration_domain
     cache = hidden_cache_for(config, model_key)
-    summary = tag_corpus(warehouse, config.batch_id, model_key, cache, tagger, domain)
+    # per-label thresholds are policy chosen by pii_tagger (its stage summary), not part of the saved head
+    own = stage_summary(warehouse, CALIBRATION_BATCH, "pii_tagger").get("label_thresholds", {}).get(domain)
+    summary = tag_corpus(warehouse, config.batch_id, model_key, cache, tagger, domain, own)
     record_summary(warehouse, config.batch_id, "tagger_spans", summary)
     return summary

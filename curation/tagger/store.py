@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -168,6 +168,7 @@ def train_on_labeled(
     collateral_budget: float = 1.0,
     progress=None,
     augment=None,
+    label_thresholds: bool = False,
 ) -> tuple[Tagger, dict]:
     """Train (or load the cached) head on the calibration split of the labeled datasets; choose a
     threshold per domain on out-of-fold predictions; store every labeled doc's token probabilities
@@ -178,9 +179,9 @@ def train_on_labeled(
     held_rows = labeled_items(warehouse, model_key, cache, datasets, "heldout")
     items = [item for _, item in train_rows]
     variants = labeled_variants(warehouse, datasets, augment)
-    training = items + _variant_items(warehouse, model_key, cache, variants)  # variants after their sources
+    train_items = items + _variant_items(warehouse, model_key, cache, variants)  # variants after their sources
     parents = [None] * len(items) + [source for source, _ in variants]
-    digest = training_digest(training, model_key, config)
+    digest = training_digest(train_items, model_key, config)
     path = tagger_path(cache_root, digest)
     key = f"tagger-{digest}"
     stored = warehouse.query("SELECT count(*) AS n FROM token_tags WHERE tagger_key = ?", [key])["n"][0]
@@ -188,12 +189,13 @@ def train_on_labeled(
         tagger = Tagger.load(path)
         if progress:
             progress(f"tagger {key}: cached (trained on the same data, model and config)")
-        write_labeled_spans(warehouse, key, tagger, train_rows + held_rows)
-        return tagger, {**tagger.report, "cached": True}
+        report = _per_label(warehouse, tagger, train_rows, held_rows, collateral_budget) if label_thresholds else {}
+        write_labeled_spans(warehouse, key, tagger, train_rows + held_rows, report.get("label_thresholds"))
+        return tagger, {**tagger.report, **report, "cached": True}
     if progress:
         progress(f"training tagger on {len(items)} labeled texts ({sum(len(i.char_start) for i in items)} tokens)")
-    oof = out_of_fold_probs(training, model_key, config, progress=progress, parents=parents)[: len(items)]
-    tagger = train_tagger(training, model_key, config, progress)
+    oof = out_of_fold_probs(train_items, model_key, config, progress=progress, parents=parents)[: len(items)]
+    tagger = train_tagger(train_items, model_key, config, progress)
     labels = tagger.labels
     thresholds, training = {}, {}
     for domain in sorted({row["domain"] for row, _ in train_rows}):
@@ -233,14 +235,49 @@ def train_on_labeled(
     tagger.save(path)
     write_token_tags(warehouse, key, [(r["sha256"], p) for (r, _), p in zip(train_rows, probs_train, strict=True)])
     write_token_tags(warehouse, key, [(r["sha256"], p) for (r, _), p in zip(held_rows, probs_held, strict=True)])
-    write_labeled_spans(warehouse, key, tagger, train_rows + held_rows)
-    return tagger, {**tagger.report, "cached": False}
+    report = _per_label(warehouse, tagger, train_rows, held_rows, collateral_budget) if label_thresholds else {}
+    write_labeled_spans(warehouse, key, tagger, train_rows + held_rows, report.get("label_thresholds"))
+    return tagger, {**tagger.report, **report, "cached": False}
 
 
-def domain_metrics(items: Sequence[TaggedText], probs: Sequence[np.ndarray], labels, threshold: float) -> dict:
+def _per_label(warehouse: Warehouse, tagger: Tagger, train_rows, held_rows, collateral_budget: float) -> dict:
+    """Per-label thresholds for each domain, chosen on the stored out-of-fold probabilities of its
+    calibration texts (policy over stored facts: no retraining), and the metrics they give; the head's saved
+    report keeps the domain thresholds alone, so one cached head serves projects with either setting."""
+    from curation.tagger.model import choose_label_thresholds
+
+    probs = load_token_tags(warehouse, tagger.key, [r["sha256"] for r, _ in train_rows + held_rows])
+    thresholds = tagger.report.get("thresholds", {})
+    chosen, choice, training, heldout = {}, {}, {}, {}
+    for domain in sorted({row["domain"] for row, _ in train_rows}):
+        mine = [(item, probs[row["sha256"]]) for row, item in train_rows if row["domain"] == domain]
+        domain_threshold = thresholds.get(domain, thresholds.get("*", 0.5))
+        chosen[domain], choice[domain] = choose_label_thresholds(
+            [i for i, _ in mine], [p for _, p in mine], tagger.labels, domain_threshold, collateral_budget
+        )
+        training[domain] = domain_metrics(
+            [i for i, _ in mine], [p for _, p in mine], tagger.labels, domain_threshold, chosen[domain]
+        )
+    for domain in sorted({row["domain"] for row, _ in held_rows}):
+        mine = [(item, probs[row["sha256"]]) for row, item in held_rows if row["domain"] == domain]
+        heldout[domain] = domain_metrics(
+            [i for i, _ in mine], [p for _, p in mine], tagger.labels,
+            thresholds.get(domain, thresholds.get("*", 0.5)), chosen.get(domain),
+        )  # fmt: skip
+    return {
+        "label_thresholds": chosen,
+        "label_choice": choice,
+        "training_metrics_out_of_fold": training,
+        "heldout_metrics": heldout,
+    }
+
+
+def domain_metrics(
+    items: Sequence[TaggedText], probs: Sequence[np.ndarray], labels, threshold: float, label_thresholds=None
+) -> dict:
     """Char P/R/F1, entity-level recall (all characters masked) per label and per DIRECT/QUASI."""
     predicted = [
-        decode_spans(it.text, it.char_start, it.char_end, p, labels, threshold)
+        decode_spans(it.text, it.char_start, it.char_end, p, labels, threshold, label_thresholds)
         for it, p in zip(items, probs, strict=True)
     ]
     pred = np.concatenate([np.array(char_mask(s, len(it.text)), bool) for it, s in zip(items, predicted, strict=True)])
@@ -302,7 +339,7 @@ def load_token_tags(warehouse: Warehouse, key: str, shas: Sequence[str]) -> dict
     return out
 
 
-def write_labeled_spans(warehouse: Warehouse, key: str, tagger: Tagger, rows) -> None:
+def write_labeled_spans(warehouse: Warehouse, key: str, tagger: Tagger, rows, label_thresholds=None) -> None:
     """Tagger spans (from stored probabilities, at the domain's threshold) and CredSweeper spans of
     the labeled documents, as detector facts."""
     probs = load_token_tags(warehouse, key, [r["sha256"] for r, _ in rows])
@@ -314,7 +351,8 @@ def write_labeled_spans(warehouse: Warehouse, key: str, tagger: Tagger, rows) ->
         spans = []
         if p is not None and len(p):
             threshold = thresholds.get(row["domain"], thresholds.get("*", 0.5))
-            spans = decode_spans(item.text, item.char_start, item.char_end, p, tagger.labels, threshold)
+            own = (label_thresholds or {}).get(row["domain"])
+            spans = decode_spans(item.text, item.char_start, item.char_end, p, tagger.labels, threshold, own)
         out.append((row["dataset"], row["doc_id"], spans + cs))
     replace_signal_spans(warehouse, out, CALIBRATION_BATCH)
 
@@ -378,7 +416,13 @@ def tagged_shas(warehouse: Warehouse, tagger_key: str | None) -> set[str]:
 
 
 def tag_corpus(
-    warehouse: Warehouse, batch_id: str, model_key: str, cache: HiddenStateCache, tagger: Tagger, domain: str
+    warehouse: Warehouse,
+    batch_id: str,
+    model_key: str,
+    cache: HiddenStateCache,
+    tagger: Tagger,
+    domain: str,
+    label_thresholds: Mapping[str, float] | None = None,
 ) -> dict:
     """Token probabilities and decoded spans of a delivery batch, plus CredSweeper on its code; written as
     facts. Texts this head tagged before (any batch) decode from its stored exact probabilities; the others
@@ -410,7 +454,7 @@ def tag_corpus(
     rows, n_tagger, n_cs = [], 0, 0
     for (doc_id, _, text, sha), found in zip(docs.iter_rows(), cs, strict=True):
         s = scores[sha]
-        spans = decode_spans(text, s.char_start, s.char_end, by_sha[sha], tagger.labels, threshold)
+        spans = decode_spans(text, s.char_start, s.char_end, by_sha[sha], tagger.labels, threshold, label_thresholds)
         n_tagger += len(spans)
         n_cs += len(found)
         rows.append(("corpus", doc_id, spans + found))
@@ -419,6 +463,7 @@ def tag_corpus(
         "tagger_key": tagger.key,
         "domain": domain,
         "threshold": round(threshold, 4),
+        **({"label_thresholds": dict(label_thresholds)} if label_thresholds else {}),
         "documents": docs.height,
         "texts_tagged_now": len(todo),
         "hidden_states_deleted": pruned,
