@@ -449,6 +449,7 @@ def test_detector_audit_reuses_untouched_documents_with_the_same_verdict(scored_
         assert reused.to_dict()[key] == fresh.to_dict()[key], key
 
 
+@pytest.mark.heavy  # a second calibration run (~100 s): `make test-heavy`, which CI runs too
 def test_mention_swap_augmentation_trains_the_tagger_on_scored_variants_and_the_card_counts_them(scored_copy):
     """`tagger.augment_variants: 1`: the validation pass scores one variant of each labeled calibration text
     that names someone or somewhere, the head trains on them (a new key: the calibration is stale until it
