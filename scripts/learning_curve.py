@@ -260,7 +260,7 @@ def plot(rows: list[dict], counts: list[int], path: Path) -> None:
     for ax, name in zip(axes[0], names, strict=True):
         mine = [r for r in rows if r["set"] == name]
         zero = next(r["f1"] for r in mine if r["strategy"] == "none")
-        full = next(r for r in mine if r["strategy"] in ("all", "all_retrained"))
+        full = next((r for r in mine if r["strategy"] in ("all", "all_retrained")), None)  # --retrain: none
         xs = [0, *counts]
         unc = [
             zero,
@@ -271,7 +271,8 @@ def plot(rows: list[dict], counts: list[int], path: Path) -> None:
         if all(rand):
             ax.plot(xs, [zero, *(statistics.mean(f) for f in rand)], "s--", label="random (mean of seeds)")
             ax.fill_between(counts, [min(f) for f in rand], [max(f) for f in rand], alpha=0.2)
-        ax.axhline(full["f1"], color="grey", lw=0.8, ls=":", label=f"all {full['count']} labeled")
+        if full is not None:
+            ax.axhline(full["f1"], color="grey", lw=0.8, ls=":", label=f"all {full['count']} labeled")
         ax.set_title(name)
         ax.set_xlabel("labeled documents added")
         ax.set_ylabel("held-out F1")

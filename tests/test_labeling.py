@@ -112,9 +112,22 @@ def test_uncertainty_picks_spread_over_kinds_and_lengths():
     code = [Candidate(f"c{i}", "y" * 50, "code", score=0.5 - i / 100) for i in range(5)]
     long = [Candidate(f"l{i}", "z" * 3000, "text", score=0.2 - i / 100) for i in range(5)]
     picked = pick_spread(short + code + long, 6)
-    assert [c.doc_id for c in picked] == ["s0", "c0", "l0", "s1", "c1", "l1"]
+    # one pick per stratum first, then each stratum's share: 20 short records take the next three
+    assert [c.doc_id for c in picked] == ["s0", "c0", "l0", "s1", "s2", "s3"]
+    assert [c.doc_id for c in pick_spread(short + code + long, 12)][6:] == ["s4", "c1", "l1", "s5", "s6", "s7"]
+    assert pick_spread(short + code + long, 4) == picked[:4]  # priority order: the first k are n = k's picks
     assert [c.doc_id for c in pick_spread(short, 3)] == ["s0", "s1", "s2"]
     assert len(pick_spread(short + code, 100)) == 25
+
+
+def test_expected_targets_rises_with_the_target_mass_below_the_threshold_too():
+    from curation.labels.loop import expected_targets
+
+    nothing = np.array([[1.0, 0.0]] * 8, dtype=np.float32)
+    one_weak = np.array([[1.0, 0.0]] * 7 + [[0.7, 0.3]], dtype=np.float32)  # a likely miss at a 0.5 threshold
+    names = np.array([[0.1, 0.9]] * 4 + [[1.0, 0.0]] * 4, dtype=np.float32)
+    assert expected_targets(nothing) == 0.0 == expected_targets(None)
+    assert 0.0 < expected_targets(one_weak) < expected_targets(names) < 1.0
 
 
 def test_uncertainty_scores():
