@@ -267,6 +267,35 @@ def release_id_map(manifest: dict, batch: str) -> dict[str, str] | None:
         return vault.release_ids(batch)
 
 
+def add_tagger_training_options(parser: argparse.ArgumentParser) -> None:
+    """What the tagger of `curation eval` and `curation label export` trains on, and how it is decoded."""
+    parser.add_argument(
+        "--no-public-sets", action="store_true", help="train the tagger on --calibrate-on only (not the bundled sets)"
+    )
+    parser.add_argument(
+        "--train-on",
+        action="append",
+        help="labeled JSONL the tagger trains on instead of the --calibrate-on sets, as PATH or DOMAIN=PATH "
+        "(repeatable; plus the bundled public sets): --calibrate-on then only calibrates, in seconds, with "
+        "the tagger's threshold chosen on texts it never saw",
+    )
+    parser.add_argument(
+        "--augment",
+        type=int,
+        default=0,
+        metavar="N",
+        help="mention-swap augmentation: N variants of each labeled training text (up to 4,000 characters) with "
+        "its people, places, organisations and e-mails replaced from the surrogate pools (default 0: off)",
+    )
+    parser.add_argument(
+        "--no-label-thresholds",
+        dest="label_thresholds",
+        action="store_false",
+        help="every label at the domain's tagger threshold (default: a label with >= 30 gold spans in the "
+        "domain's calibration labels gets its own where it adds F1 there, as tagger.label_thresholds)",
+    )
+
+
 def augment_config(args: argparse.Namespace):
     """The ``--augment`` flag as the tagger's augmentation settings."""
     from curation.labels.augment import AugmentConfig
@@ -393,31 +422,7 @@ def add_label_parser(sub) -> None:
     )
     export.add_argument("--domain", help="which --calibrate-on domain INPUT belongs to (default: the first)")
     export.add_argument("--warehouse", help="DuckDB file caching scores (default: ~/.cache/curation/eval.duckdb)")
-    export.add_argument(
-        "--no-public-sets", action="store_true", help="train the tagger on --calibrate-on only (not the bundled sets)"
-    )
-    export.add_argument(
-        "--train-on",
-        action="append",
-        help="labeled JSONL the tagger trains on instead of the --calibrate-on sets, as PATH or DOMAIN=PATH "
-        "(repeatable; plus the bundled public sets): --calibrate-on then only calibrates, in seconds, with "
-        "the tagger's threshold chosen on texts it never saw",
-    )
-    export.add_argument(
-        "--augment",
-        type=int,
-        default=0,
-        metavar="N",
-        help="mention-swap augmentation: N variants of each labeled training text (up to 4,000 characters) with "
-        "its people, places, organisations and e-mails replaced from the surrogate pools (default 0: off)",
-    )
-    export.add_argument(
-        "--no-label-thresholds",
-        dest="label_thresholds",
-        action="store_false",
-        help="every label at the domain's tagger threshold (default: a label with >= 30 gold spans in the "
-        "domain's calibration labels gets its own where it adds F1 there, as tagger.label_thresholds)",
-    )
+    add_tagger_training_options(export)
     export.add_argument(
         "--exclude",
         action="append",
@@ -614,31 +619,7 @@ def build_parser() -> argparse.ArgumentParser:
         "of the bundled map of TAB, presidio-research and CredData names",
     )
     ev.add_argument("--no-tagger", action="store_true", help="detectors and surprise only (no learned tagger)")
-    ev.add_argument(
-        "--no-public-sets", action="store_true", help="train the tagger on --calibrate-on only (not the bundled sets)"
-    )
-    ev.add_argument(
-        "--train-on",
-        action="append",
-        help="labeled JSONL the tagger trains on instead of the --calibrate-on sets, as PATH or DOMAIN=PATH "
-        "(repeatable; plus the bundled public sets): --calibrate-on then only calibrates, in seconds, with "
-        "the tagger's threshold chosen on texts it never saw",
-    )
-    ev.add_argument(
-        "--augment",
-        type=int,
-        default=0,
-        metavar="N",
-        help="mention-swap augmentation: N variants of each labeled training text (up to 4,000 characters) with "
-        "its people, places, organisations and e-mails replaced from the surrogate pools (default 0: off)",
-    )
-    ev.add_argument(
-        "--no-label-thresholds",
-        dest="label_thresholds",
-        action="store_false",
-        help="every label at the domain's tagger threshold (default: a label with >= 30 gold spans in the "
-        "domain's calibration labels gets its own where it adds F1 there, as tagger.label_thresholds)",
-    )
+    add_tagger_training_options(ev)
     ev.add_argument("--policy", default="auto", choices=["detectors", "surprise", "union", "residual", "auto"])
     ev.add_argument("--prompt", help="prompted scoring: condition every text on this description")
     ev.add_argument(

@@ -333,17 +333,16 @@ def export_tasks(
     warehouse_path: Path | None = None,
     collateral_budget: float = 0.03,
     label_map: Mapping[str, str] | None = None,
-    public_sets: bool = True,
     progress=None,
-    train_on: Sequence[str | Path] | None = None,
     exclude: Sequence[str | Path] = (),
-    augment=None,
-    label_thresholds: bool = True,
+    **tagger_options: Any,
 ) -> dict[str, Any]:
     """Pick ``n`` records of the input, predict their spans with the domain's calibrated detection, write
     the Label Studio tasks and label config; returns a summary. Records already labeled (in an ``exclude``
     file or in the domain's own ``--calibrate-on`` set, matched by id or by text) are not picked again, so
-    a user labels in rounds: label 10, pass them to ``--calibrate-on``, export the next 10."""
+    a user labels in rounds: label 10, pass them to ``--calibrate-on``, export the next 10.
+    ``tagger_options``: how the tagger trains (``public_sets``, ``train_on``, ``augment``,
+    ``label_thresholds``: fields of curation.evaluation.gold.SignalSettings)."""
     from curation.evaluation.gold import calibrate_policies, calibrated_signals, labeled_set_specs
     from curation.policy.calibration import POLICIES
 
@@ -367,12 +366,9 @@ def export_tasks(
     signals = calibrated_signals(
         calibrate_on,
         warehouse_path=warehouse_path,
-        public_sets=public_sets,
         label_map=label_map,
         progress=progress,
-        train_on=train_on,
-        label_thresholds=label_thresholds,
-        **({"augment": augment} if augment is not None else {}),
+        **tagger_options,
     )
     combination = signals.combination(domain)
     cal_docs = signals.val_docs[domain]

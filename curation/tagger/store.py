@@ -44,6 +44,19 @@ def augment_config(config: CurationConfig):
     return AugmentConfig(variants=config.tagger.augment_variants)
 
 
+def gold_spans(warehouse: Warehouse, datasets: Sequence[str]) -> dict[tuple[str, str], list[Span]]:
+    """(dataset, doc_id) -> the document's gold spans, in order."""
+    gold = warehouse.query(
+        'SELECT dataset, doc_id, "start", "end", label FROM gold_spans '
+        f'WHERE dataset IN ({", ".join("?" for _ in datasets)}) ORDER BY dataset, doc_id, "start"',
+        list(datasets),
+    )
+    spans: dict[tuple[str, str], list[Span]] = {}
+    for dataset, doc_id, start, end, label in gold.iter_rows():
+        spans.setdefault((dataset, doc_id), []).append(Span(start, end, label, source="gold"))
+    return spans
+
+
 def calibration_records(warehouse: Warehouse, datasets: Sequence[str]) -> list:
     """The calibration split's labeled documents as records (text and gold), in ``labeled_items``' order:
     what augmentation derives its variants from, in the scoring step and in training alike."""
@@ -54,14 +67,7 @@ def calibration_records(warehouse: Warehouse, datasets: Sequence[str]) -> list:
         f"WHERE dataset IN ({', '.join('?' for _ in datasets)}) AND split = 'calibration' ORDER BY dataset, doc_id",
         list(datasets),
     )
-    gold = warehouse.query(
-        'SELECT dataset, doc_id, "start", "end", label FROM gold_spans '
-        f'WHERE dataset IN ({", ".join("?" for _ in datasets)}) ORDER BY dataset, doc_id, "start"',
-        list(datasets),
-    )
-    spans: dict[tuple[str, str], list[Span]] = {}
-    for dataset, doc_id, start, end, label in gold.iter_rows():
-        spans.setdefault((dataset, doc_id), []).append(Span(start, end, label, source="gold"))
+    spans = gold_spans(warehouse, datasets)
     return [
         LabeledRecord(doc_id, text, spans.get((dataset, doc_id), []), kind)
         for dataset, doc_id, kind, text in docs.iter_rows()
@@ -130,14 +136,7 @@ def labeled_items(warehouse: Warehouse, model_key: str, cache: HiddenStateCache,
         [*datasets, split],
     )
     scores = load_token_scores(warehouse, model_key, docs["sha256"].to_list())
-    gold = warehouse.query(
-        'SELECT dataset, doc_id, "start", "end", label FROM gold_spans '
-        f'WHERE dataset IN ({", ".join("?" for _ in datasets)}) ORDER BY dataset, doc_id, "start"',
-        list(datasets),
-    )
-    spans: dict[tuple[str, str], list[Span]] = {}
-    for dataset, doc_id, start, end, label in gold.iter_rows():
-        spans.setdefault((dataset, doc_id), []).append(Span(start, end, label, source="gold"))
+    spans = gold_spans(warehouse, datasets)
     out = []
     for row in docs.iter_rows(named=True):
         sha = row["sha256"]
