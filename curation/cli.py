@@ -409,9 +409,11 @@ def add_label_parser(sub) -> None:
     export.add_argument(
         "--strategy",
         default="uncertainty",
-        choices=["uncertainty", "random"],
+        choices=["uncertainty", "targets", "random"],
         help="uncertainty (default): the records the tagger and detectors are least sure about, spread over "
-        "kinds and lengths; random: a seeded sample (the baseline)",
+        "kinds and lengths; targets: weighs how many targets the tagger expects in a record too (more names "
+        "per label when the tagger retrains on them), spread in proportion to kinds and lengths; random: a "
+        "seeded sample (the baseline)",
     )
     export.add_argument("--seed", type=int, default=0, help="seed of the random strategy (default 0)")
     export.add_argument(

@@ -112,10 +112,14 @@ def test_uncertainty_picks_spread_over_kinds_and_lengths():
     code = [Candidate(f"c{i}", "y" * 50, "code", score=0.5 - i / 100) for i in range(5)]
     long = [Candidate(f"l{i}", "z" * 3000, "text", score=0.2 - i / 100) for i in range(5)]
     picked = pick_spread(short + code + long, 6)
-    # one pick per stratum first, then each stratum's share: 20 short records take the next three
-    assert [c.doc_id for c in picked] == ["s0", "c0", "l0", "s1", "s2", "s3"]
-    assert [c.doc_id for c in pick_spread(short + code + long, 12)][6:] == ["s4", "c1", "l1", "s5", "s6", "s7"]
-    assert pick_spread(short + code + long, 4) == picked[:4]  # priority order: the first k are n = k's picks
+    assert [c.doc_id for c in picked] == ["s0", "c0", "l0", "s1", "c1", "l1"]
+    # the targets strategy: one pick per stratum first, then each stratum's share (20 short take the next 3)
+    from curation.labels.loop import pick_proportional
+
+    shared = pick_proportional(short + code + long, 6)
+    assert [c.doc_id for c in shared] == ["s0", "c0", "l0", "s1", "s2", "s3"]
+    assert [c.doc_id for c in pick_proportional(short + code + long, 12)][6:] == ["s4", "c1", "l1", "s5", "s6", "s7"]
+    assert pick_proportional(short + code + long, 4) == shared[:4]  # priority order: the first k are n = k's
     assert [c.doc_id for c in pick_spread(short, 3)] == ["s0", "s1", "s2"]
     assert len(pick_spread(short + code, 100)) == 25
 

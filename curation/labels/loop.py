@@ -3,10 +3,12 @@ current detection as predictions (annotators correct rather than start from noth
 annotations back as a labeled JSONL set calibration can use.
 
 Export picks by uncertainty (default) or at random (the seeded baseline). A record's uncertainty is the mean of
-how unsure the detection is (how close the tagger's token probabilities come to the domain's threshold, and
-how much the signals, tagger, rules, CredSweeper and surprise, disagree on its characters) and how many
-targets the tagger expects in it, below its threshold too (where the misses are); picks are spread over
-(kind, length) strata in proportion to their sizes, every stratum reached.
+how close the tagger's token probabilities come to the domain's threshold and how much the signals (tagger,
+rules, CredSweeper, surprise) disagree on its characters; picks are spread round-robin over (kind, length)
+strata so a few long or code-heavy records do not take the whole budget. ``targets`` also weighs how many
+targets the tagger expects in a record, below its threshold too (where the misses are), and spreads the
+picks over the strata in proportion to their sizes: more names per label for a tagger retrained on a new
+domain, a calibration less sure of its collateral (docs/evaluation.md, "Picks that find targets").
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from curation.labels.label_map import UnknownLabelError, map_label, unknown_labe
 from curation.labels.sets import LabeledRecord, load_labeled
 from curation.views.convention import KNOWN_LABELS
 
-STRATEGIES = ("uncertainty", "random")
+STRATEGIES = ("uncertainty", "targets", "random")
 LENGTH_BUCKETS = (200, 1000, 5000)  # characters: short, medium, long, very long
 TOP_TOKENS = 5  # a record's tagger uncertainty: the mean over its most uncertain tokens
 FROM_NAME, TO_NAME = "label", "text"
@@ -66,12 +68,28 @@ def pick_random(candidates: Sequence[Candidate], n: int, seed: int) -> list[Cand
 
 
 def pick_spread(candidates: Sequence[Candidate], n: int) -> list[Candidate]:
-    """The ``n`` most uncertain records, spread over (kind, length) strata in proportion to their sizes:
-    each pick goes to the stratum with the smallest share of its records picked so far (its most uncertain
-    record left breaks ties), so every stratum gets one pick before any gets two, and then its share.
-    Round-robin over strata gave a stratum of 11 long posts among 503 a quarter of a 40-record budget
-    (measured on social_dev's pool: 11 of 40 picks). The picks come in priority order: the first k are
-    what ``n = k`` picks."""
+    """The ``n`` most uncertain records, taken round-robin over (kind, length) strata: each round takes
+    the next most uncertain record of every stratum, strata with the most uncertain record first."""
+    strata: dict[tuple[str, int], list[Candidate]] = {}
+    for c in sorted(candidates, key=lambda c: (-c.score, c.doc_id)):
+        strata.setdefault(c.stratum, []).append(c)
+    queues = sorted(strata.values(), key=lambda q: (-q[0].score, q[0].doc_id))
+    picked: list[Candidate] = []
+    depth = 0
+    while len(picked) < min(n, len(candidates)):
+        for queue in queues:
+            if depth < len(queue) and len(picked) < n:
+                picked.append(queue[depth])
+        depth += 1
+    return picked
+
+
+def pick_proportional(candidates: Sequence[Candidate], n: int) -> list[Candidate]:
+    """The ``n`` best-scored records, spread over (kind, length) strata in proportion to their sizes:
+    each pick goes to the stratum with the smallest share of its records picked so far (its best record
+    left breaks ties), so every stratum gets one pick before any gets two, and then its share (the
+    round-robin of :func:`pick_spread` gave 11 long posts among 503 a quarter of a 40-record budget on
+    social_dev's pool). The picks come in priority order: the first k are what ``n = k`` picks."""
     strata: dict[tuple[str, int], list[Candidate]] = {}
     for c in sorted(candidates, key=lambda c: (-c.score, c.doc_id)):
         strata.setdefault(c.stratum, []).append(c)
@@ -95,7 +113,7 @@ def expected_targets(probs: np.ndarray | None) -> float:
     """How likely a record holds targets at all, by the tagger's own account: 1 - exp(-E/2), E the sum of
     its tokens' P(not O) (the expected number of target tokens, below the threshold too: where misses are).
     Near-threshold closeness and disagreement alone picked records with fewer targets than random did
-    (social_dev's pool: 17 target spans in 40 picks, 23.5 for random picks)."""
+    (social_dev's pool: 17 target spans in 40 picks, 23.5 for random picks): the ``targets`` strategy."""
     if probs is None or len(probs) == 0:
         return 0.0
     return float(1.0 - np.exp(-float((1.0 - probs[:, 0]).sum()) / EXPECTED_TARGETS_SCALE))
@@ -381,8 +399,9 @@ def export_tasks(
     threshold = signals.thresholds.get(domain, 0.5)
     for candidate, doc, p in zip(to_predict, docs, probs, strict=True):
         candidate.spans = predicted_spans(doc, combination, chosen)
-        candidate.score = uncertainty(doc, p, threshold, cals.get("surprise"))
-    picked = to_predict if strategy == "random" else pick_spread(to_predict, n)
+        candidate.score = uncertainty(doc, p, threshold, cals.get("surprise"), strategy == "targets")
+    pickers = {"random": lambda c, _: list(c), "uncertainty": pick_spread, "targets": pick_proportional}
+    picked = pickers[strategy](to_predict, n)
     model_version = f"curation {domain}: {'+'.join(combination)}, policy {chosen.policy}"
     if signals.head is not None:
         model_version += f", tagger {signals.head.key}"
@@ -425,10 +444,12 @@ def predicted_spans(doc, combination: Sequence[str], calibration) -> list[Span]:
     return propagated[doc.doc_id]
 
 
-def uncertainty(doc, probs: np.ndarray | None, threshold: float, surprise_calibration) -> float:
-    """The mean of how unsure the detection is (the tagger's closeness to its threshold averaged with the
-    disagreement between tagger, rules, CredSweeper and surprise) and how likely the record holds targets
-    (:func:`expected_targets`): within [0, 1], as Label Studio wants a prediction's score."""
+def uncertainty(
+    doc, probs: np.ndarray | None, threshold: float, surprise_calibration, weigh_targets: bool = False
+) -> float:
+    """The mean of the tagger's closeness to its threshold and the disagreement between tagger, rules,
+    CredSweeper and surprise; with ``weigh_targets`` (the ``targets`` strategy) averaged with how likely the
+    record holds targets (:func:`expected_targets`). Within [0, 1], as Label Studio wants a score."""
     from curation.detect.base import CODE_KINDS
     from curation.detect.combination import CREDSWEEPER, RULES, TAGGER, source_family
     from curation.policy.masking import surprise_spans
@@ -442,4 +463,4 @@ def uncertainty(doc, probs: np.ndarray | None, threshold: float, surprise_calibr
     if surprise_calibration is not None:
         signals.append(surprise_spans(doc, surprise_calibration))
     closeness = (tagger_uncertainty(probs, threshold) + disagreement(len(doc.text), signals)) / 2
-    return (closeness + expected_targets(probs)) / 2
+    return (closeness + expected_targets(probs)) / 2 if weigh_targets else closeness
