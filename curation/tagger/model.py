@@ -426,46 +426,51 @@ def char_private_scores(text: str, char_start: np.ndarray, char_end: np.ndarray,
     """Per character: the highest P(not O) of a token covering it, raised to the word's maximum so a
     threshold never cuts a word in half; whitespace scores 0, except a single space or hyphen between
     two scored characters, which takes the lower of its neighbours (so a name is masked whole)."""
-    return char_scores_and_labels(text, char_start, char_end, probs)[0]
+    return char_scores_and_labels(text, char_start, char_end, probs, with_labels=False)[0]
 
 
 def char_scores_and_labels(
-    text: str, char_start: np.ndarray, char_end: np.ndarray, probs: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
+    text: str, char_start: np.ndarray, char_end: np.ndarray, probs: np.ndarray, with_labels: bool = True
+) -> tuple[np.ndarray, np.ndarray | None]:
     """:func:`char_private_scores` and, per character, the index (1..) of the most probable label of the
-    token its score came from (0 for whitespace): which label's threshold applies to it."""
+    token its score came from (0 for whitespace): which label's threshold applies to it. ``with_labels``
+    False skips the labels (None): decoding without per-label thresholds, the hot path, needs none."""
     n = len(text)
     scores = np.zeros(n, dtype=np.float64)
-    label_of = np.zeros(n, dtype=np.int64)
+    label_of = np.zeros(n, dtype=np.int64) if with_labels else None
     if n == 0 or len(probs) == 0:
         return scores, label_of
     private = 1.0 - probs[:, 0]
-    token_label = 1 + np.argmax(probs[:, 1:], axis=1) if probs.shape[1] > 1 else np.zeros(len(probs), np.int64)
+    token_label = 1 + np.argmax(probs[:, 1:], axis=1) if with_labels and probs.shape[1] > 1 else None
     for t in range(len(private)):
         a, b = int(char_start[t]), int(char_end[t])
         if b > a:
-            higher = private[t] > scores[a:b]
-            label_of[a:b] = np.where(higher, token_label[t], label_of[a:b])
+            if label_of is not None:
+                label = token_label[t] if token_label is not None else 0
+                label_of[a:b] = np.where(private[t] > scores[a:b], label, label_of[a:b])
             np.maximum(scores[a:b], private[t], out=scores[a:b])
     for match in WORD.finditer(text):
         a, b = match.span()
         top = a + int(np.argmax(scores[a:b]))
         scores[a:b] = scores[top]
-        label_of[a:b] = label_of[top]
+        if label_of is not None:
+            label_of[a:b] = label_of[top]
     codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
     space = np.isin(codes, [9, 10, 13, 32])
     scores[space] = 0.0
-    label_of[space] = 0
+    if label_of is not None:
+        label_of[space] = 0
     if n > 2:  # one entity across a single space or hyphen ("Dana Whitfield", "Vasquez-Ardent")
         joiner = np.isin(codes[1:-1], [32, 45])
-        left_lower = scores[:-2] <= scores[2:]
-        label_of[1:-1] = np.where(joiner, np.where(left_lower, label_of[:-2], label_of[2:]), label_of[1:-1])
+        if label_of is not None:  # the joiner takes the label of the neighbour its (lower) score comes from
+            from_left = scores[:-2] <= scores[2:]
+            label_of[1:-1] = np.where(joiner, np.where(from_left, label_of[:-2], label_of[2:]), label_of[1:-1])
         scores[1:-1] = np.where(joiner, np.minimum(scores[:-2], scores[2:]), scores[1:-1])
     return scores, label_of
 
 
 def char_thresholds(
-    label_of: np.ndarray, labels: Sequence[str], threshold: float, label_thresholds: Mapping[str, float] | None
+    label_of: np.ndarray | None, labels: Sequence[str], threshold: float, label_thresholds: Mapping[str, float] | None
 ) -> np.ndarray | float:
     """The threshold each character is held to: its label's own where calibration chose one, else the
     domain's (a plain float when no label has its own: the decoding of before, bit for bit)."""
@@ -488,7 +493,7 @@ def decode_spans(
     """Character spans where P(not O) >= threshold, snapped to word edges, joined across single
     spaces or hyphens inside one entity; each span takes the label with most probability mass.
     ``label_thresholds``: a label's own threshold for the characters whose token it is the likeliest for."""
-    scores, label_of = char_scores_and_labels(text, char_start, char_end, probs)
+    scores, label_of = char_scores_and_labels(text, char_start, char_end, probs, with_labels=bool(label_thresholds))
     masked = scores >= char_thresholds(label_of, labels, threshold, label_thresholds)
     raw = _runs(masked)
     spans: list[Span] = []
@@ -594,9 +599,10 @@ def choose_label_thresholds(
         mine = label_of == index
         masked_others = (score >= current[label_of]) & ~mine
         tp_rest, fp_rest = int((masked_others & gold).sum()), int((masked_others & ~gold).sum())
-        s_mine, g_mine = score[mine], gold[mine]
-        tp = np.array([int((g_mine & (s_mine >= t)).sum()) for t in THRESHOLD_GRID]) + tp_rest
-        fp = np.array([int((~g_mine & (s_mine >= t)).sum()) for t in THRESHOLD_GRID]) + fp_rest
+        # characters of this label scoring >= each grid value: a count from the sorted scores
+        target, other = np.sort(score[mine & gold]), np.sort(score[mine & ~gold])
+        tp = len(target) - np.searchsorted(target, THRESHOLD_GRID, side="left") + tp_rest
+        fp = len(other) - np.searchsorted(other, THRESHOLD_GRID, side="left") + fp_rest
         f1 = np.where(tp > 0, 2 * tp / np.maximum(2 * tp + fp + (positives - tp), 1), 0.0)
         smoothed = smoothed_f1(f1, half_width)
         fpr = fp / max(negatives, 1)
