@@ -294,6 +294,32 @@ def add_tagger_training_options(parser: argparse.ArgumentParser) -> None:
         help="every label at the domain's tagger threshold (default: a label with >= 30 gold spans in the "
         "domain's calibration labels gets its own where it adds F1 there, as tagger.label_thresholds)",
     )
+    parser.add_argument(
+        "--self-train-on",
+        action="append",
+        metavar="DOMAIN=PATH",
+        help="self-training: unlabeled texts of DOMAIN (JSONL with a text field; spans ignored; repeatable), "
+        "e.g. the pool labels were picked from. The tagger also trains on its confident tokens there, and is "
+        "kept only where that raises its out-of-fold F1 on DOMAIN's --calibrate-on labels",
+    )
+    parser.add_argument(
+        "--self-train-texts",
+        type=int,
+        default=500,
+        metavar="N",
+        help="at most N texts drawn (seeded) from the --self-train-on pool (default 500)",
+    )
+
+
+def self_training_options(args: argparse.Namespace) -> dict:
+    """``--self-train-on`` / ``--self-train-texts`` as the tagger's self-training settings."""
+    from curation.tagger.self_training import SelfTrainingConfig
+
+    if args.self_train_texts < 0:
+        raise SystemExit(f"curation: --self-train-texts must be >= 0, got {args.self_train_texts}")
+    if not args.self_train_on:
+        return {}
+    return {"self_train_on": args.self_train_on, "self_training": SelfTrainingConfig(max_texts=args.self_train_texts)}
 
 
 def augment_config(args: argparse.Namespace):
@@ -335,6 +361,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             train_on=args.train_on or None,
             augment=augment_config(args),
             label_thresholds=args.label_thresholds,
+            **self_training_options(args),
         )
     except (LabeledFormatError, ValueError, FileNotFoundError) as exc:
         print(f"curation eval: {exc}", file=sys.stderr)
@@ -366,6 +393,7 @@ def cmd_label_export(args: argparse.Namespace) -> int:
             exclude=args.exclude or (),
             augment=augment_config(args),
             label_thresholds=args.label_thresholds,
+            **self_training_options(args),
         )
     except (LabeledFormatError, ValueError, FileNotFoundError) as exc:
         print(f"curation label export: {exc}", file=sys.stderr)

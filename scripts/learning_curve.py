@@ -2,7 +2,7 @@
 
     .venv/bin/python scripts/learning_curve.py --out .devcache/curve [--warehouse .devcache/eval.duckdb]
         [--data ../shared/data] [--sets presidio_synth,tab_echr_dev,creddata_dev] [--counts 10,20,40]
-        [--seeds 0,1,2] [--retrain [--augment N]]
+        [--seeds 0,1,2] [--retrain [--augment N] [--self-train N]]
 
 For each development set it takes the seeded halves (scripts/dev_halves.py): the *pool* half plays a
 corpus nobody labeled, the *test* half stays held out. Every point runs the commands a user runs:
@@ -41,6 +41,7 @@ DOMAINS = {
     "social_dev": "social",  # a simulated user's new domain: no bundled training data of its kind
 }
 AUGMENT = 0  # --augment: mention-swap variants per labeled text when the tagger retrains on a point's labels
+SELF_TRAIN = 0  # --self-train N: with --retrain, the tagger self-trains on N texts of the pool half too
 ROOT = Path(__file__).resolve().parents[1]
 CURATION = str(ROOT / ".venv" / "bin" / "curation")
 BUNDLED_VALIDATION = ROOT / "curation" / "data" / "validation.jsonl"  # what `curation eval` calibrates on by default
@@ -95,7 +96,9 @@ def summary(metrics_path: Path) -> dict:
     }
 
 
-def evaluate(test: Path, calibrate_on: str | None, out: Path, warehouse: str, retrain: bool = False) -> dict:
+def evaluate(
+    test: Path, calibrate_on: str | None, out: Path, warehouse: str, retrain: bool = False, pool: Path | None = None
+) -> dict:
     """``curation eval`` of the held-out half, files named ``out`` + suffix. The tagger stays the one a new
     domain starts with (trained on the bundled validation and public sets: ``--train-on``) unless
     ``retrain``, so a point measures what the labels add through calibration (threshold, combination,
@@ -107,14 +110,26 @@ def evaluate(test: Path, calibrate_on: str | None, out: Path, warehouse: str, re
         args += ["--calibrate-on", calibrate_on]
         if not retrain:
             args += ["--train-on", f"support={BUNDLED_VALIDATION}"]
-        elif AUGMENT:
-            args += ["--augment", str(AUGMENT)]
+        else:
+            if AUGMENT:
+                args += ["--augment", str(AUGMENT)]
+            if SELF_TRAIN and pool is not None:  # the unlabeled rest of the pool (labeled texts are left out)
+                args += ["--self-train-on", f"{calibrate_on.split('=', 1)[0]}={pool}"]
+                args += ["--self-train-texts", str(SELF_TRAIN)]
     run(args, named["eval.log"])
     return summary(named["metrics.json"])
 
 
 def labeled_point(
-    name: str, tasks: Path, pool: dict, k: int, work: Path, test: Path, warehouse: str, retrain: bool = False
+    name: str,
+    tasks: Path,
+    pool: dict,
+    k: int,
+    work: Path,
+    test: Path,
+    warehouse: str,
+    retrain: bool = False,
+    pool_path: Path | None = None,
 ) -> dict:
     """Annotate the first k tasks, import them as a user would, evaluate calibrated on them."""
     domain = DOMAINS[name]
@@ -125,7 +140,7 @@ def labeled_point(
         [CURATION, "label", "import", str(export), "--out", str(labeled), "--domain", domain],
         export.with_suffix(".log"),
     )
-    point = evaluate(test, f"{domain}={labeled}", work / f"{tasks.stem}.k{k}", warehouse, retrain)
+    point = evaluate(test, f"{domain}={labeled}", work / f"{tasks.stem}.k{k}", warehouse, retrain, pool_path)
     point["labeled_docs"] = sum(1 for _ in labeled.open(encoding="utf-8"))
     return point
 
@@ -169,7 +184,7 @@ def curve_for(
                 "set": name,
                 "strategy": "uncertainty",
                 "count": k,
-                **labeled_point(name, tasks, pool, k, work, test, warehouse, retrain),
+                **labeled_point(name, tasks, pool, k, work, test, warehouse, retrain, pool_path),
             }
         )
     for seed in seeds:
@@ -194,7 +209,7 @@ def curve_for(
                 ],
                 tasks.with_suffix(".log"),
             )
-            point = labeled_point(name, tasks, pool, k, work, test, warehouse, retrain)
+            point = labeled_point(name, tasks, pool, k, work, test, warehouse, retrain, pool_path)
             rows.append({"set": name, "strategy": "random", "seed": seed, "count": k, **point})
     if not retrain:  # retrained, the all-labels point is scripts/dev_eval.sh's (below)
         rows.append(
@@ -298,9 +313,16 @@ def main() -> None:
         help="scripts/dev_eval.sh's OUT_DIR: its all-labels points, tagger retrained",
     )
     parser.add_argument("--augment", type=int, default=0, help="with --retrain: curation eval --augment N")
+    parser.add_argument(
+        "--self-train",
+        type=int,
+        default=0,
+        metavar="N",
+        help="with --retrain: curation eval --self-train-on DOMAIN=POOL --self-train-texts N",
+    )
     args = parser.parse_args()
-    global AUGMENT
-    AUGMENT = args.augment
+    global AUGMENT, SELF_TRAIN
+    AUGMENT, SELF_TRAIN = args.augment, args.self_train
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     counts = [int(c) for c in args.counts.split(",")]

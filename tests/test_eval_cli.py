@@ -94,3 +94,27 @@ def test_train_on_keeps_the_tagger_and_calibrates_on_new_labels_alone(tmp_path):
     assert first["tagger"]["tagger_key"] == second["tagger"]["tagger_key"]  # new labels, the same head
     assert "forum" in first["tagger"]["thresholds"] and first["summary"]["domain"] == "forum"
     assert first["summary"]["records"] == 6 and first["summary"]["detector_combination"]
+
+
+@pytest.mark.slow
+def test_self_training_reports_the_draw_the_pseudo_labels_and_the_judge(tmp_path):
+    """`--self-train-on`: the pool's unlabeled texts (labeled ones left out) train the head through its
+    confident tokens, and the out-of-fold F1 on the domain's labels decides whether that head is kept."""
+    gold = _subset(DATA / "validation.jsonl", tmp_path / "gold.jsonl", 6)
+    val = _subset(DATA / "validation.jsonl", tmp_path / "val.jsonl", 16, skip=100)
+    pool = tmp_path / "pool.jsonl"  # unlabeled texts (one of them also labeled: not drawn)
+    lines = val.read_text(encoding="utf-8").splitlines()[:1]
+    lines += DATA.joinpath("validation.jsonl").read_text(encoding="utf-8").splitlines()[300:312]
+    pool.write_text("\n".join(json.dumps({"id": f"u{i}", "text": json.loads(x)["text"]}) for i, x in enumerate(lines)))
+    metrics = tmp_path / "metrics.json"
+    args = ["eval", str(gold), "--predictions", str(tmp_path / "pred.jsonl"), "--metrics", str(metrics),
+            "--calibrate-on", f"forum={val}", "--self-train-on", f"forum={pool}", "--self-train-texts", "10",
+            "--warehouse", str(tmp_path / "cache.duckdb"), "--no-public-sets"]  # fmt: skip
+    assert main(args) == 0
+    report = json.loads(metrics.read_text())["tagger"]["self_training"]
+    assert report["enabled"] and report["pool_texts"] == 13 and report["drawn_texts"] == 10
+    assert report["judged_texts"] == 16 and 0 < report["pseudo_texts"] <= 10
+    assert report["pseudo_tokens"] > 0 and isinstance(report["kept"], bool)
+    assert report["kept"] == (report["out_of_fold_f1_self_trained"] >= report["out_of_fold_f1_plain"] + 0.002)
+    train = _subset(DATA / "validation.jsonl", tmp_path / "train.jsonl", 8, skip=200)
+    assert main([*args, "--train-on", f"support={train}"]) == 2  # judged out of fold: not with --train-on

@@ -6,6 +6,7 @@ policy, another split) does not run the model again.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 import time
@@ -54,6 +55,13 @@ from curation.tagger.model import (
     out_of_fold_probs,
     train_tagger,
     training_digest,
+)
+from curation.tagger.self_training import (
+    SelfTrainingConfig,
+    drawn_pool,
+    keep_self_trained,
+    pseudo_counts,
+    pseudo_labeled,
 )
 
 if TYPE_CHECKING:
@@ -194,6 +202,10 @@ class SignalSettings:
     train_on: Sequence[str | Path] | None = None
     augment: AugmentConfig = field(default_factory=AugmentConfig)  # mention-swap variants of the labeled texts
     label_thresholds: bool = True  # a label with the support gets its own tagger threshold (tagger.label_thresholds)
+    # self-training: unlabeled texts of a domain ("domain=path", like calibrate_on) the head learns from,
+    # judged by that domain's labeled calibration texts (curation.tagger.self_training)
+    self_train_on: Sequence[str | Path] | None = None
+    self_training: SelfTrainingConfig = field(default_factory=SelfTrainingConfig)
     progress: Callable[[str], None] = _log
 
 
@@ -298,6 +310,71 @@ def _variants(docs: Sequence[ScoredDoc], settings: SignalSettings, scorer, wareh
     return [(source, doc) for (source, _), doc in zip(pairs, variant_docs, strict=True)]
 
 
+def _pool_docs(settings: SignalSettings, scorer, warehouse, cache) -> list[ScoredDoc]:
+    """The unlabeled texts of ``self_train_on`` (any input ``curation run`` ingests; labels ignored), scored."""
+    from curation.ingest.readers import FieldMap, ingest
+
+    docs: list[ScoredDoc] = []
+    for name, path in labeled_set_specs(settings.self_train_on):
+        result = ingest(Path(path), batch_id="self-training", field_map=FieldMap(spans="\x00labels ignored"))
+        found = result.documents
+        if result.quarantine.height:
+            settings.progress(f"{path}: {result.quarantine.height} record(s) quarantined by ingest (not used)")
+        records = [
+            LabeledRecord(i, t, [], k) for i, t, k in zip(found["doc_id"], found["text"], found["kind"], strict=True)
+        ]
+        settings.progress(f"scoring self-training pool of {name!r} ({len(records)} texts)")
+        docs += scored(records, scorer, warehouse, None, settings.progress, cache)
+    return docs
+
+
+def _self_trained(items, parents, pool, judged, head, oof, model_key, config, folder: Path, settings):
+    """The self-trained head and out-of-fold probabilities where they beat the plain ones on the judged
+    items' out-of-fold F1 (else the plain ones), and the report of what ran; cached by digest."""
+    st = settings.self_training
+    drawn = drawn_pool(pool, [items[i] for i in judged], st)
+    digest = training_digest(items + drawn, model_key, config)
+    digest = hashlib.sha256(f"{digest}|{json.dumps(st.to_dict(), sort_keys=True)}".encode()).hexdigest()[:16]
+    head_path, oof_path = folder / f"tagger-st-{digest}.pt", folder / f"tagger-st-{digest}.oof.npz"
+    report_path = folder / f"tagger-st-{digest}.json"
+    if head_path.exists() and oof_path.exists() and report_path.exists():
+        settings.progress(f"self-trained tagger {digest}: cached")
+        stored = np.load(oof_path)
+        st_head, st_oof = Tagger.load(head_path), [stored[f"a{i}"] for i in range(len(items))]
+        report = json.loads(report_path.read_text())
+    else:
+        settings.progress(f"self-training on {len(drawn)} unlabeled texts: 2 folds + full, each from its own head")
+        st_oof = out_of_fold_probs(
+            items, model_key, config, progress=settings.progress, parents=parents,
+            extra=lambda fold_head: pseudo_labeled(fold_head, drawn, st),
+        )  # fmt: skip
+        pseudo = pseudo_labeled(head, drawn, st)
+        st_head = train_tagger(items + pseudo, model_key, config, settings.progress, head.labels)
+        judged_items = [items[i] for i in judged]
+        base_f1 = choose_threshold(judged_items, [oof[i] for i in judged])[1]["f1_smoothed"]
+        st_f1 = choose_threshold(judged_items, [st_oof[i] for i in judged])[1]["f1_smoothed"]
+        report = {
+            "enabled": True,
+            **st.to_dict(),
+            "pool_texts": len(pool),
+            "drawn_texts": len(drawn),
+            **pseudo_counts(pseudo),
+            "judged_texts": len(judged),
+            "out_of_fold_f1_plain": round(base_f1, 5),
+            "out_of_fold_f1_self_trained": round(st_f1, 5),
+            "kept": keep_self_trained(base_f1, st_f1, st),
+        }
+        folder.mkdir(parents=True, exist_ok=True)
+        st_head.save(head_path)
+        np.savez_compressed(oof_path, **{f"a{i}": p for i, p in enumerate(st_oof)})
+        report_path.write_text(json.dumps(report, indent=1))
+    settings.progress(
+        f"self-training: out-of-fold F1 {report['out_of_fold_f1_plain']} plain, "
+        f"{report['out_of_fold_f1_self_trained']} self-trained: {'kept' if report['kept'] else 'not kept'}"
+    )
+    return (st_head, st_oof, report) if report["kept"] else (head, oof, report)
+
+
 def _train_tagger(settings: SignalSettings, val_docs, scorer, warehouse, cache) -> tuple[Tagger, dict, dict, dict]:
     """Train (or load) the head on the training sets plus the public sets, choose each domain's threshold
     on predictions for texts the head never saw, and add its spans to the calibration documents."""
@@ -314,6 +391,16 @@ def _train_tagger(settings: SignalSettings, val_docs, scorer, warehouse, cache) 
     config = settings.tagger_config or TaggerConfig()
     folder = warehouse.path.parent / "taggers"
     head, oof = _train_or_load(items, scorer.model_key, config, folder, settings.progress, parents)
+    self_training = {"enabled": False}
+    if settings.self_train_on and settings.self_training.enabled:
+        if settings.train_on:
+            raise ValueError("self-training is judged on the calibration sets' out-of-fold predictions: "
+                             "it cannot be combined with a separate tagger training set (--train-on)")
+        judged = [i for i, (d, _) in enumerate(order) if d in {n for n, _ in labeled_set_specs(settings.self_train_on)}]
+        pool = _tagged(_pool_docs(settings, scorer, warehouse, cache), cache)
+        head, oof, self_training = _self_trained(
+            items, parents, pool, judged, head, oof, scorer.model_key, config, folder, settings
+        )
     if settings.train_on:  # the head never saw the calibration sets: its plain predictions are held-out ones
         cal_order = [(d, doc) for d in val_docs for doc in val_docs[d]]
         cal_items = _tagged([doc for _, doc in cal_order], cache)
@@ -343,6 +430,7 @@ def _train_tagger(settings: SignalSettings, val_docs, scorer, warehouse, cache) 
         "training_texts": len(items),
         "augmented_texts": len(variants),
         "augment": asdict(settings.augment),
+        "self_training": self_training,
         "public_sets": settings.public_sets,
         "trained_on": trained_on or "calibration sets",
         **{k: v for k, v in head.report.items() if k != "labels"},

@@ -21,7 +21,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -130,11 +130,20 @@ class TaggedText:
     char_end: np.ndarray
     hidden: np.ndarray
     gold: list[Span] = field(default_factory=list)
+    # pseudo-labels (self-training): label name per token, "" where the token is not trained on; when set,
+    # they are the training targets instead of the gold spans
+    pseudo: list[str] | None = None
+
+
+IGNORED = -100  # a token the loss skips (cross_entropy's ignore_index)
 
 
 def token_targets(item: TaggedText, labels: Sequence[str]) -> np.ndarray:
-    """Class index per token: the label of the gold span holding most of its non-space characters."""
+    """Class index per token: the label of the gold span holding most of its non-space characters (or the
+    item's pseudo-labels, IGNORED where it has none)."""
     index = {label: i for i, label in enumerate(labels)}
+    if item.pseudo is not None:
+        return np.array([index.get(label, IGNORED) if label else IGNORED for label in item.pseudo], dtype=np.int64)
     n = len(item.char_start)
     best = np.zeros(n, dtype=np.int64)
     best_overlap = np.zeros(n, dtype=np.int64)
@@ -158,6 +167,8 @@ def training_digest(items: Sequence[TaggedText], model_key: str, config: TaggerC
     for item in items:
         h.update(hashlib.sha256(item.text.encode()).digest())
         h.update(json.dumps([[s.start, s.end, s.label] for s in item.gold]).encode())
+        if item.pseudo is not None:
+            h.update(json.dumps(item.pseudo).encode())
     return h.hexdigest()[:16]
 
 
@@ -394,9 +405,11 @@ def _train(items, model_key: str, config: TaggerConfig, progress, labels) -> Tag
             batches.append(current)
         for batch in batches:
             states, lengths = _padded([h for h, _ in batch], dim)
-            targets = torch.full(states.shape[:2], -100, dtype=torch.long)
+            targets = torch.full(states.shape[:2], IGNORED, dtype=torch.long)
             for i, (_, y) in enumerate(batch):
                 targets[i, : len(y)] = torch.from_numpy(y)
+            if not bool((targets != IGNORED).any()):  # pseudo-labeled segments with no confident token: no loss
+                continue
             logits = head(states, lengths)
             loss = torch.nn.functional.cross_entropy(logits.reshape(-1, len(labels)), targets.reshape(-1))
             optimizer.zero_grad()
@@ -631,10 +644,12 @@ def out_of_fold_probs(
     folds: int = 2,
     progress=None,
     parents: Sequence[int | None] | None = None,
+    extra: Callable[[Tagger], list[TaggedText]] | None = None,
 ) -> list[np.ndarray]:
     """Each text's probabilities from a head that did not train on it (for honest calibration).
     ``parents[i]``: the index of the text item i was derived from (an augmented variant), which keeps it in
-    its source's fold, so no source is judged by a head that trained on its own variant."""
+    its source's fold, so no source is judged by a head that trained on its own variant. ``extra``: texts
+    a fold's head yields (self-training's pseudo-labels) that a second head of that fold trains on too."""
     parents = list(parents) if parents is not None else [None] * len(items)
     originals = [i for i in range(len(items)) if parents[i] is None]
     order = sorted(originals, key=lambda i: hashlib.sha256(f"{config.seed}|{i}|{items[i].text}".encode()).hexdigest())
@@ -649,6 +664,8 @@ def out_of_fold_probs(
         if not train:
             continue
         head = train_tagger(train, model_key, config, progress, labels)
+        if extra is not None:
+            head = train_tagger(train + extra(head), model_key, config, progress, labels)
         held = [i for i in range(len(items)) if fold_of[i] == fold]
         for i, probs in zip(held, head.predict_many([items[i].hidden for i in held]), strict=True):
             out[i] = probs
