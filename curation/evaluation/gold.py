@@ -310,13 +310,28 @@ def _variants(docs: Sequence[ScoredDoc], settings: SignalSettings, scorer, wareh
     return [(source, doc) for (source, _), doc in zip(pairs, variant_docs, strict=True)]
 
 
+def _self_trained_domains(settings: SignalSettings, val_docs) -> set[str]:
+    """The domains ``self_train_on`` names (none when self-training is off); each must be a calibration
+    domain, whose labels judge it, and the head must train on those labels (no ``train_on``)."""
+    if not (settings.self_train_on and settings.self_training.enabled):
+        return set()
+    domains = {name for name, _ in labeled_set_specs(settings.self_train_on)}
+    if settings.train_on:
+        raise ValueError("self-training is judged on the calibration sets' out-of-fold predictions: "
+                         "it cannot be combined with a separate tagger training set (--train-on)")
+    if unknown := sorted(domains - set(val_docs)):
+        raise ValueError(f"--self-train-on domain(s) {unknown} are not --calibrate-on domains {sorted(val_docs)}: "
+                         "self-training is judged on the domain's labels; name a calibrated domain")
+    return domains
+
+
 def _pool_docs(settings: SignalSettings, scorer, warehouse, cache) -> list[ScoredDoc]:
     """The unlabeled texts of ``self_train_on`` (any input ``curation run`` ingests; labels ignored), scored."""
-    from curation.ingest.readers import FieldMap, ingest
+    from curation.ingest.readers import ingest_unlabeled
 
     docs: list[ScoredDoc] = []
     for name, path in labeled_set_specs(settings.self_train_on):
-        result = ingest(Path(path), batch_id="self-training", field_map=FieldMap(spans="\x00labels ignored"))
+        result = ingest_unlabeled(Path(path), batch_id="self-training")
         found = result.documents
         if result.quarantine.height:
             settings.progress(f"{path}: {result.quarantine.height} record(s) quarantined by ingest (not used)")
@@ -378,6 +393,7 @@ def _self_trained(items, parents, pool, judged, head, oof, model_key, config, fo
 def _train_tagger(settings: SignalSettings, val_docs, scorer, warehouse, cache) -> tuple[Tagger, dict, dict, dict]:
     """Train (or load) the head on the training sets plus the public sets, choose each domain's threshold
     on predictions for texts the head never saw, and add its spans to the calibration documents."""
+    self_trained_domains = _self_trained_domains(settings, val_docs)  # checked before any training
     public = _public_docs(settings, scorer, warehouse, cache)
     train_docs = val_docs
     if settings.train_on:
@@ -392,11 +408,8 @@ def _train_tagger(settings: SignalSettings, val_docs, scorer, warehouse, cache) 
     folder = warehouse.path.parent / "taggers"
     head, oof = _train_or_load(items, scorer.model_key, config, folder, settings.progress, parents)
     self_training = {"enabled": False}
-    if settings.self_train_on and settings.self_training.enabled:
-        if settings.train_on:
-            raise ValueError("self-training is judged on the calibration sets' out-of-fold predictions: "
-                             "it cannot be combined with a separate tagger training set (--train-on)")
-        judged = [i for i, (d, _) in enumerate(order) if d in {n for n, _ in labeled_set_specs(settings.self_train_on)}]
+    if self_trained_domains:
+        judged = [i for i, (d, _) in enumerate(order) if d in self_trained_domains]
         pool = _tagged(_pool_docs(settings, scorer, warehouse, cache), cache)
         head, oof, self_training = _self_trained(
             items, parents, pool, judged, head, oof, scorer.model_key, config, folder, settings

@@ -149,6 +149,12 @@ def ingest(
     return collector.result()
 
 
+def ingest_unlabeled(path: Path, *, batch_id: str) -> IngestResult:
+    """Ingest texts whose labels, if any, are not read (a pool to pick from or to self-train on): the
+    spans field is mapped to a name no record has, so a record with malformed spans is still a text."""
+    return ingest(path, batch_id=batch_id, field_map=FieldMap(spans="\x00labels ignored"))
+
+
 def check_input_path(path: Path) -> None:
     """Raise IngestError when ``path`` is not something ingest can read (missing, or an unknown format)."""
     path = Path(path)

@@ -312,9 +312,9 @@ def _log(message: str) -> None:
 def read_candidates(input_path: Path, progress=None) -> list[Candidate]:
     """The input's records as ``curation run`` ingests them; their labels are ignored (a record whose
     spans would be quarantined is still a candidate)."""
-    from curation.ingest.readers import FieldMap, ingest
+    from curation.ingest.readers import ingest_unlabeled
 
-    result = ingest(Path(input_path), batch_id="label-export", field_map=FieldMap(spans="\x00labels ignored"))
+    result = ingest_unlabeled(Path(input_path), batch_id="label-export")
     if result.quarantine.height and progress:
         progress(f"{result.quarantine.height} input record(s) quarantined by ingest (not candidates)")
     docs = result.documents
